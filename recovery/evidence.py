@@ -1,0 +1,212 @@
+"""TidyRecoveryEvidence: the immutable recovery projection of one workflow (seed 000).
+
+It carries data only, plus the design §4 evidence terms as derived properties; the decision
+logic lives in `recovery.decisions`.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
+
+from django.db import connection
+
+from recovery import wms_sql
+from recovery.models import tidy_job_id
+
+TIDY_MOVE = 28
+ACTIVE_JOB_STATUSES = (1, 2, 3)
+FINISHED_JOB_STATUS = 4
+
+
+@dataclass(frozen=True)
+class JobEvidence:
+    """A row of mydo_job or mydo_job_finish with the deterministic id of the step."""
+
+    job_id: str
+    in_or_out: int | None
+    status: int | None
+    tray_code: str | None
+    cargo_space_id: str | None
+    target_cargo_space_id: str | None
+
+
+@dataclass(frozen=True)
+class StepEvidence:
+    """The first incomplete step (lowest step_no not COMPLETED)."""
+
+    step_id: int
+    step_no: int
+    status: str | None
+    tray_code: str
+    cargo_space_id: str
+    target_cargo_space_id: str
+
+
+@dataclass(frozen=True)
+class TidyRecoveryEvidence:
+    workflow_id: int
+    workflow_status: str
+    origin: str
+    lock_count: int
+    step_count: int
+    completed_step_count: int
+    # every active TDY-<workflowId>-* job, whichever step it belongs to
+    active_tidy_job_count: int
+    step: StepEvidence | None
+    active_job: JobEvidence | None
+    finish_job: JobEvidence | None  # the newest, when several rows share the id
+    finish_job_count: int
+    stock_rows: int
+    stock_at_source: int
+    stock_at_target: int
+    stock_locations: tuple[str, ...]
+    source_exists: bool
+    source_tray_code: str | None
+    target_exists: bool
+    target_tray_code: str | None
+
+    # --- design §4 evidence terms -------------------------------------------------------------
+
+    @property
+    def expected_job_id(self) -> str | None:
+        return tidy_job_id(self.workflow_id, self.step.step_id) if self.step else None
+
+    @property
+    def stock_at_source_only(self) -> bool:
+        """stock at X: the tray has at least one bas_stock row and every one is at X."""
+        return self.stock_rows > 0 and self.stock_at_source == self.stock_rows
+
+    @property
+    def stock_at_target_only(self) -> bool:
+        return self.stock_rows > 0 and self.stock_at_target == self.stock_rows
+
+    @property
+    def pre_move_state(self) -> bool:
+        """Stock at source, source holds the tray, target does not hold it."""
+        if self.step is None:
+            return False
+        return (
+            self.stock_at_source_only
+            and self.source_tray_code == self.step.tray_code
+            and self.target_tray_code != self.step.tray_code
+        )
+
+    @property
+    def terminal_state(self) -> bool:
+        """Stock at target, source holds no tray, target holds the tray."""
+        if self.step is None:
+            return False
+        return (
+            self.stock_at_target_only
+            and self.source_tray_code is None
+            and self.target_tray_code == self.step.tray_code
+        )
+
+    def job_mismatches(self, job: JobEvidence | None) -> list[str]:
+        """Fields of `job` that differ from the step (empty when the job is a match)."""
+        if job is None or self.step is None:
+            return []
+        expected = {
+            "job_id": self.expected_job_id,
+            "in_or_out": TIDY_MOVE,
+            "tray_code": self.step.tray_code,
+            "cargo_space_id": self.step.cargo_space_id,
+            "target_cargo_space_id": self.step.target_cargo_space_id,
+        }
+        return [name for name, value in expected.items() if getattr(job, name) != value]
+
+    # --- serialisation -------------------------------------------------------------------------
+
+    def as_json(self) -> dict:
+        data = asdict(self)
+        data["stock_locations"] = list(self.stock_locations)
+        data["expected_job_id"] = self.expected_job_id
+        data["pre_move_state"] = self.pre_move_state
+        data["terminal_state"] = self.terminal_state
+        return data
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the evidence; equal fingerprints mean nothing relevant changed."""
+        canonical = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _job(row: dict, prefix: str) -> JobEvidence | None:
+    if row[f"{prefix}_job_id"] is None:
+        return None
+    return JobEvidence(
+        job_id=row[f"{prefix}_job_id"],
+        in_or_out=row[f"{prefix}_in_or_out"],
+        status=row[f"{prefix}_status"],
+        tray_code=row[f"{prefix}_tray_code"],
+        cargo_space_id=row[f"{prefix}_cargo_space_id"],
+        target_cargo_space_id=row[f"{prefix}_target_cargo_space_id"],
+    )
+
+
+def evidence_from_row(row: dict) -> TidyRecoveryEvidence:
+    step = None
+    if row["step_id"] is not None:
+        step = StepEvidence(
+            step_id=row["step_id"],
+            step_no=row["step_no"],
+            status=row["step_status"],
+            tray_code=row["tray_code"],
+            cargo_space_id=row["cargo_space_id"],
+            target_cargo_space_id=row["target_cargo_space_id"],
+        )
+    return TidyRecoveryEvidence(
+        workflow_id=row["workflow_id"],
+        workflow_status=row["workflow_status"],
+        origin=row["origin"],
+        lock_count=row["lock_count"],
+        step_count=row["step_count"],
+        completed_step_count=row["completed_step_count"],
+        active_tidy_job_count=row["active_tidy_job_count"],
+        step=step,
+        active_job=_job(row, "active"),
+        finish_job=_job(row, "finish"),
+        finish_job_count=row["finish_count"],
+        stock_rows=row["stock_rows"],
+        stock_at_source=row["stock_at_source"],
+        stock_at_target=row["stock_at_target"],
+        stock_locations=tuple(row["stock_locations"]),
+        source_exists=row["source_exists"],
+        source_tray_code=row["source_tray_code"],
+        target_exists=row["target_exists"],
+        target_tray_code=row["target_tray_code"],
+    )
+
+
+def evidence_from_json(data: dict) -> TidyRecoveryEvidence:
+    """Rebuild evidence journaled by `as_json` (derived keys are ignored)."""
+    names = {f.name for f in fields(TidyRecoveryEvidence)}
+    values = {k: v for k, v in data.items() if k in names}
+    values["step"] = StepEvidence(**data["step"]) if data.get("step") else None
+    values["active_job"] = JobEvidence(**data["active_job"]) if data.get("active_job") else None
+    values["finish_job"] = JobEvidence(**data["finish_job"]) if data.get("finish_job") else None
+    values["stock_locations"] = tuple(data.get("stock_locations", ()))
+    return TidyRecoveryEvidence(**values)
+
+
+def _fetch(sql: str, params: dict) -> list[TidyRecoveryEvidence]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        columns = [col.name for col in cursor.description]
+        return [evidence_from_row(dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]
+
+
+def evidence_for_active_workflows() -> list[TidyRecoveryEvidence]:
+    """The one set-based classification query over every ACTIVE workflow."""
+    return _fetch(wms_sql.evidence_for_active_workflows(), {})
+
+
+def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvidence]:
+    return _fetch(wms_sql.evidence_for_workflows(), {"workflow_ids": list(workflow_ids)})
+
+
+def evidence_for_workflow(workflow_id: int) -> TidyRecoveryEvidence | None:
+    found = evidence_for_workflows([workflow_id])
+    return found[0] if found else None

@@ -1,0 +1,77 @@
+"""A PostgreSQL advisory-lock lease: only one recovery runner loops at a time (design §7).
+
+The lease lives on its own connection, not Django's: Django may close or replace its
+connection (health checks, our reset after a failure), which would silently drop a session
+lock. If the lease connection dies, the server releases the lock and `alive()` turns false.
+"""
+
+import logging
+from contextlib import contextmanager
+
+import psycopg
+from django.db import connection
+
+log = logging.getLogger(__name__)
+
+# Arbitrary but fixed advisory lock keys of this product.
+RUNNER_LEASE_KEY = 0x7D1_0001
+STARTUP_LEASE_KEY = 0x7D1_0002
+
+
+def connect_direct(application_name: str) -> psycopg.Connection:
+    """A plain psycopg connection to Django's default database (its test database in tests)."""
+    s = connection.settings_dict
+    params = {
+        "dbname": s["NAME"],
+        "user": s["USER"] or None,
+        "password": s["PASSWORD"] or None,
+        "host": s["HOST"] or None,
+        "port": s["PORT"] or None,
+        **{k: v for k, v in s["OPTIONS"].items() if isinstance(v, str | int)},
+    }
+    return psycopg.connect(autocommit=True, application_name=application_name,
+                           **{k: v for k, v in params.items() if v is not None})
+
+
+def _connect() -> psycopg.Connection:
+    return connect_direct("tidy-recovery-lease")
+
+
+class Lease:
+    def __init__(self, conn: psycopg.Connection, key: int, acquired: bool):
+        self._conn = conn
+        self.key = key
+        self.acquired = acquired
+
+    def alive(self) -> bool:
+        if not self.acquired:
+            return False
+        try:
+            row = self._conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() "
+                "AND objid = %s AND granted", (self.key,)).fetchone()
+        except psycopg.Error:
+            return False
+        return bool(row and row[0])
+
+
+@contextmanager
+def try_lease(key: int = RUNNER_LEASE_KEY):
+    """Yield a Lease; `lease.acquired` is False when another session holds it."""
+    conn = _connect()
+    try:
+        acquired = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        yield Lease(conn, key, acquired)
+    finally:
+        conn.close()  # ending the session releases the lock
+
+
+@contextmanager
+def wait_lease(key: int):
+    """Block until the lease is ours (used for the short start-up check)."""
+    conn = _connect()
+    try:
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        yield Lease(conn, key, True)
+    finally:
+        conn.close()

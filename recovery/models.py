@@ -1,0 +1,224 @@
+"""Models: the WMS tables (owned by the WMS, unmanaged) and the recovery journal (ours).
+
+The WMS models declare every contract column of design §3 so the console can read them with
+the ORM; all recovery mutations go through raw SQL in `recovery.transaction`.
+"""
+
+from django.db import models
+
+# --- WMS tables (design §3): managed = False, created by `manage.py wms_schema` -------------
+
+
+class TidyWorkflow(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE"
+        COMPLETED = "COMPLETED"
+        PAUSED_RECOVERY = "PAUSED_RECOVERY"
+        CANCELLED = "CANCELLED"
+
+    class Origin(models.TextChoices):
+        AUTOMATIC = "AUTOMATIC"
+        MANUAL = "MANUAL"
+
+    workflow_id = models.BigAutoField(primary_key=True)
+    origin = models.TextField(default=Origin.AUTOMATIC)
+    status = models.TextField(default=Status.ACTIVE)
+    pause_reason = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = '"alg"."tidy_workflow"'
+
+    def __str__(self):
+        return f"workflow {self.workflow_id} ({self.status})"
+
+
+class TidyStep(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "PENDING"
+        DISPATCHED = "DISPATCHED"
+        COMPLETED = "COMPLETED"
+        PAUSED_RECOVERY = "PAUSED_RECOVERY"
+        CANCELLED = "CANCELLED"
+
+    step_id = models.BigAutoField(primary_key=True)
+    workflow = models.ForeignKey(TidyWorkflow, on_delete=models.DO_NOTHING, related_name="steps",
+                                 db_column="workflow_id")
+    step_no = models.IntegerField()
+    tray_code = models.TextField()
+    cargo_space_id = models.TextField()
+    target_cargo_space_id = models.TextField()
+    status = models.TextField(default=Status.PENDING)
+    pause_reason = models.TextField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = '"alg"."tidy_step"'
+        ordering = ["workflow_id", "step_no"]
+
+    @property
+    def job_id(self) -> str:
+        return tidy_job_id(self.workflow_id, self.step_id)
+
+
+class TidySpaceLock(models.Model):
+    lock_id = models.BigAutoField(primary_key=True)
+    workflow = models.ForeignKey(TidyWorkflow, on_delete=models.DO_NOTHING, related_name="locks",
+                                 db_column="workflow_id")
+    cargo_space_id = models.TextField(unique=True)
+    locked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = '"alg"."tidy_space_lock"'
+
+
+class TidyCallbackEvent(models.Model):
+    class Stage(models.TextChoices):
+        MOVE_FINISHED = "MOVE_FINISHED"
+        OUTBOUND_FINISHED = "OUTBOUND_FINISHED"
+        RECOVERY_FINISHED = "RECOVERY_FINISHED"
+
+    event_id = models.BigAutoField(primary_key=True)
+    workflow_id = models.BigIntegerField()
+    step_id = models.BigIntegerField()
+    job_id = models.TextField()
+    stage = models.TextField()
+    received_at = models.DateTimeField(auto_now_add=True)
+    payload = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = '"alg"."tidy_callback_event"'
+
+
+class MydoJob(models.Model):
+    """An active WMS job; in_or_out = 28 is a tidy move."""
+
+    job_id = models.TextField(primary_key=True)
+    in_or_out = models.IntegerField()
+    status = models.IntegerField(default=1)
+    tray_code = models.TextField()
+    cargo_space_id = models.TextField()
+    target_cargo_space_id = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        managed = False
+        db_table = "mydo_job"
+
+
+class MydoJobFinish(models.Model):
+    """The archive of finished jobs (status 4)."""
+
+    finish_id = models.BigAutoField(primary_key=True)
+    job_id = models.TextField()
+    in_or_out = models.IntegerField()
+    status = models.IntegerField(default=4)
+    tray_code = models.TextField()
+    cargo_space_id = models.TextField()
+    target_cargo_space_id = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "mydo_job_finish"
+
+
+class BasStock(models.Model):
+    stock_id = models.BigAutoField(primary_key=True)
+    tray_code = models.TextField()
+    cargo_space_id = models.TextField(null=True)
+    sku = models.TextField()
+    qty = models.DecimalField(max_digits=20, decimal_places=4)
+
+    class Meta:
+        managed = False
+        db_table = "bas_stock"
+
+
+class BasCargoSpace(models.Model):
+    cargo_space_id = models.TextField(primary_key=True)
+    tray_code = models.TextField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = "bas_cargo_space"
+
+
+def tidy_job_id(workflow_id: int, step_id: int) -> str:
+    """The deterministic move-job id of a tidy step: TDY-<workflowId>-<stepId>."""
+    return f"TDY-{workflow_id}-{step_id}"
+
+
+# --- Recovery journal (console-owned, managed by migrations) ---------------------------------
+
+
+class RecoveryCycle(models.Model):
+    """One recovery cycle: when it ran, what it decided, what it skipped, what failed."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "RUNNING"
+        SUCCEEDED = "SUCCEEDED"
+        FAILED = "FAILED"
+
+    class Trigger(models.TextChoices):
+        SCHEDULE = "SCHEDULE"
+        STARTUP = "STARTUP"
+        MANUAL = "MANUAL"
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RUNNING)
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.MANUAL)
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid that ran the cycle")
+    examined = models.IntegerField(default=0, help_text="active workflows classified")
+    decision_counts = models.JSONField(default=dict, help_text="applied decisions per kind")
+    skipped = models.IntegerField(default=0, help_text="workflows locked by another transaction")
+    stale = models.IntegerField(default=0, help_text="decisions not applied: evidence changed")
+    errors = models.IntegerField(default=0, help_text="workflows whose transaction failed")
+    duration_ms = models.IntegerField(null=True, blank=True)
+    paused_total = models.IntegerField(null=True, blank=True, help_text="paused workflows after the cycle")
+    error_text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["outcome", "-finished_at"])]
+
+    def __str__(self):
+        return f"cycle {self.pk} {self.outcome}"
+
+
+class RecoveryDecision(models.Model):
+    """A non-trivial decision (anything but 'leave') with the evidence it was made on."""
+
+    class Source(models.TextChoices):
+        RECOVERY = "RECOVERY"
+        CALLBACK = "CALLBACK"
+        REPAIR = "REPAIR"
+
+    cycle = models.ForeignKey(RecoveryCycle, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="decisions")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.RECOVERY)
+    decided_at = models.DateTimeField(auto_now_add=True)
+    workflow_id = models.BigIntegerField(db_index=True)
+    step_id = models.BigIntegerField(null=True, blank=True)
+    action = models.CharField(max_length=16)
+    reason = models.CharField(max_length=64, blank=True)
+    rule = models.CharField(max_length=64, blank=True)
+    evidence = models.JSONField()
+    fingerprint = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["-decided_at"]
+        indexes = [models.Index(fields=["workflow_id", "-decided_at"])]
+
+    def __str__(self):
+        return f"{self.action} {self.reason} on workflow {self.workflow_id}"

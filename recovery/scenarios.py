@@ -1,0 +1,270 @@
+"""Builders for WMS data in every state the decision table knows.
+
+The demo (`wms_demo`), the tests, the benchmark and the replay all build their warehouses
+here, so "a workflow whose job is missing" means the same rows everywhere. Everything is
+written with raw SQL and explicit values, as the WMS itself would have left it.
+"""
+
+import itertools
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from recovery.models import tidy_job_id
+
+# Scenario kinds -> what one recovery cycle must do with them (action, pause reason).
+EXPECTED: dict[str, tuple[str, str | None]] = {
+    "healthy": ("LEAVE", None),
+    "all_completed": ("COMPLETE", None),
+    "completed_job_active": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
+    "active_not_pre_move": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
+    "active_bad_status": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
+    "finish_terminal": ("ADVANCE", None),
+    "finish_terminal_last": ("ADVANCE", None),
+    "active_mismatch": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
+    "finish_mismatch": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
+    "active_and_finished": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
+    "finish_not_terminal": ("PAUSE", "RECOVERY_FINISH_EVIDENCE_INVALID"),
+    "finish_bad_status": ("PAUSE", "RECOVERY_FINISH_EVIDENCE_INVALID"),
+    "job_missing": ("PAUSE", "RECOVERY_JOB_MISSING"),
+    "paused": ("LEAVE", None),
+    "completed": ("LEAVE", None),
+}
+
+SKUS = ("BOLT-M6", "NUT-M6", "WASHER-6", "HINGE-40", "CABLE-2M", "GLOVE-L", "TAPE-50", "LABEL-A6",
+        "FUSE-10A", "CLIP-12", "SCREW-4x30", "DOWEL-8")
+
+
+@dataclass(frozen=True)
+class Move:
+    tray_code: str
+    source: str
+    target: str
+
+
+@dataclass
+class Built:
+    kind: str
+    workflow_id: int
+    step_ids: list[int] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+
+
+class WarehouseBuilder:
+    """Allocates cargo spaces and trays and writes workflows in a requested state."""
+
+    def __init__(self, *, prefix: str = "", space_prefix: str = "A"):
+        self.prefix = prefix
+        self.space_prefix = space_prefix
+        self._space_no = itertools.count(1)
+        self._tray_no = itertools.count(1)
+        self._sku = itertools.cycle(SKUS)
+
+    # --- low level --------------------------------------------------------------------------
+
+    def _x(self, sql: str, params: dict | None = None):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall() if cursor.description else cursor.rowcount
+
+    def space_id(self) -> str:
+        n = next(self._space_no)
+        aisle, rest = divmod(n - 1, 200)
+        level, pos = divmod(rest, 20)
+        return f"{self.prefix}{self.space_prefix}{aisle + 1:02d}-{level + 1:02d}-{pos + 1:02d}"
+
+    def tray_code(self) -> str:
+        return f"{self.prefix}T{next(self._tray_no):05d}"
+
+    def add_space(self, tray_code: str | None = None) -> str:
+        space = self.space_id()
+        self._x("INSERT INTO bas_cargo_space (cargo_space_id, tray_code) VALUES (%(s)s, %(t)s)",
+                {"s": space, "t": tray_code})
+        return space
+
+    def add_stock(self, tray_code: str, space: str | None, sku_count: int = 3) -> None:
+        for i in range(sku_count):
+            self._x("INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty) VALUES (%(t)s, %(s)s, %(k)s, %(q)s)",
+                    {"t": tray_code, "s": space, "k": next(self._sku), "q": 5 + 7 * i})
+
+    def stocked_tray(self, sku_count: int = 3) -> tuple[str, str]:
+        """A tray with stock in a fresh space that holds it; returns (tray, space)."""
+        tray = self.tray_code()
+        space = self.add_space(tray)
+        self.add_stock(tray, space, sku_count)
+        return tray, space
+
+    def move(self, sku_count: int = 3) -> Move:
+        tray, source = self.stocked_tray(sku_count)
+        return Move(tray, source, self.add_space(None))
+
+    def put_tray_at_target(self, move: Move) -> None:
+        """The physical effect of a finished move, as alg.usp_complete_move_job leaves it."""
+        self._x("UPDATE bas_stock SET cargo_space_id = %(t)s WHERE tray_code = %(tray)s",
+                {"t": move.target, "tray": move.tray_code})
+        self._x("UPDATE bas_cargo_space SET tray_code = NULL WHERE cargo_space_id = %(s)s", {"s": move.source})
+        self._x("UPDATE bas_cargo_space SET tray_code = %(tray)s WHERE cargo_space_id = %(t)s",
+                {"t": move.target, "tray": move.tray_code})
+
+    def workflow(self, *, moves: list[Move], step_statuses: list[str], status: str = "ACTIVE",
+                 origin: str = "AUTOMATIC", pause_reason: str | None = None, lock: bool = True,
+                 age_minutes: int = 0) -> Built:
+        (wid,), = self._x(
+            "INSERT INTO alg.tidy_workflow (origin, status, pause_reason, created_at, updated_at, completed_at) "
+            "VALUES (%(o)s, %(st)s, %(r)s, now() - make_interval(mins => %(age)s), "
+            "now() - make_interval(mins => %(age)s), CASE WHEN %(st)s = 'COMPLETED' THEN now() END) "
+            "RETURNING workflow_id",
+            {"o": origin, "st": status, "r": pause_reason, "age": age_minutes})
+        built = Built(kind="", workflow_id=wid, moves=list(moves))
+        for no, (mv, st) in enumerate(zip(moves, step_statuses, strict=True), start=1):
+            (sid,), = self._x(
+                "INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, "
+                "status, pause_reason, completed_at) VALUES (%(w)s, %(n)s, %(t)s, %(s)s, %(g)s, %(st)s, %(r)s, "
+                "CASE WHEN %(st)s = 'COMPLETED' THEN now() END) RETURNING step_id",
+                {"w": wid, "n": no, "t": mv.tray_code, "s": mv.source, "g": mv.target, "st": st,
+                 "r": pause_reason if st == "PAUSED_RECOVERY" else None})
+            built.step_ids.append(sid)
+        if lock:
+            spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
+            for space in spaces:
+                self._x("INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id) VALUES (%(w)s, %(s)s)",
+                        {"w": wid, "s": space})
+        return built
+
+    def job(self, built: Built, step_index: int, *, status: int = 2, finished: bool = False,
+            in_or_out: int = 28, tray_code: str | None = None, source: str | None = None,
+            target: str | None = None) -> str:
+        mv = built.moves[step_index]
+        job_id = tidy_job_id(built.workflow_id, built.step_ids[step_index])
+        params = {"j": job_id, "io": in_or_out, "st": status, "t": tray_code or mv.tray_code,
+                  "s": source or mv.source, "g": target or mv.target}
+        if finished:
+            self._x("INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, "
+                    "target_cargo_space_id) VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)", params)
+        else:
+            self._x("INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, "
+                    "target_cargo_space_id) VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)", params)
+        return job_id
+
+    def event(self, built: Built, step_index: int, stage: str = "MOVE_FINISHED") -> None:
+        job_id = tidy_job_id(built.workflow_id, built.step_ids[step_index])
+        self._x("INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage) "
+                "VALUES (%(w)s, %(s)s, %(j)s, %(st)s)",
+                {"w": built.workflow_id, "s": built.step_ids[step_index], "j": job_id, "st": stage})
+
+    # --- the scenarios ---------------------------------------------------------------------------
+
+    def build(self, kind: str, **kw) -> Built:
+        built = getattr(self, f"_build_{kind}")(**kw)
+        built.kind = kind
+        return built
+
+    def _two_moves(self) -> list[Move]:
+        return [self.move(), self.move()]
+
+    def _finished_first_step(self, built: Built) -> None:
+        self.job(built, 0, status=4, finished=True)
+        self.put_tray_at_target(built.moves[0])
+        self.event(built, 0)
+
+    def _build_healthy(self, job_status: int = 2, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=job_status)
+        return built
+
+    def _build_all_completed(self, **kw) -> Built:
+        moves = self._two_moves()
+        built = self.workflow(moves=moves, step_statuses=["COMPLETED", "COMPLETED"], **kw)
+        for i, mv in enumerate(moves):
+            self.job(built, i, status=4, finished=True)
+            self.put_tray_at_target(mv)
+            self.event(built, i)
+        return built
+
+    def _build_completed_job_active(self, **kw) -> Built:
+        built = self._build_all_completed(**kw)
+        # A second copy of the last job still sits in the active table.
+        self.job(built, 1, status=2)
+        return built
+
+    def _build_active_not_pre_move(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=3)
+        self.put_tray_at_target(built.moves[0])  # moved, but the job was never archived
+        return built
+
+    def _build_active_bad_status(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=9)
+        return built
+
+    def _build_finish_terminal(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=4, finished=True)
+        self.put_tray_at_target(built.moves[0])
+        return built
+
+    def _build_finish_terminal_last(self, **kw) -> Built:
+        moves = self._two_moves()
+        built = self.workflow(moves=moves, step_statuses=["COMPLETED", "DISPATCHED"], **kw)
+        self._finished_first_step(built)
+        self.job(built, 1, status=4, finished=True)
+        self.put_tray_at_target(moves[1])
+        return built
+
+    def _build_active_mismatch(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        other_tray, _ = self.stocked_tray()
+        self.job(built, 0, status=2, tray_code=other_tray)
+        return built
+
+    def _build_finish_mismatch(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=4, finished=True, target=self.add_space(None))
+        self.put_tray_at_target(built.moves[0])
+        return built
+
+    def _build_active_and_finished(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=2)
+        self.job(built, 0, status=4, finished=True)
+        return built
+
+    def _build_finish_not_terminal(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=4, finished=True)  # archived, but the stock never moved
+        return built
+
+    def _build_finish_bad_status(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=5, finished=True)
+        self.put_tray_at_target(built.moves[0])
+        return built
+
+    def _build_job_missing(self, **kw) -> Built:
+        return self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+
+    def _build_paused(self, reason: str = "RECOVERY_JOB_MISSING", **kw) -> Built:
+        return self.workflow(moves=self._two_moves(), step_statuses=["PAUSED_RECOVERY", "PENDING"],
+                             status="PAUSED_RECOVERY", pause_reason=reason, **kw)
+
+    def _build_completed(self, **kw) -> Built:
+        moves = self._two_moves()
+        built = self.workflow(moves=moves, step_statuses=["COMPLETED", "COMPLETED"], status="COMPLETED",
+                              lock=False, **kw)
+        for i, mv in enumerate(moves):
+            self.job(built, i, status=4, finished=True)
+            self.put_tray_at_target(mv)
+            self.event(built, i)
+        return built
+
+
+WMS_TABLES = (
+    "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",
+    "mydo_job", "mydo_job_finish", "bas_stock", "bas_cargo_space",
+)
+
+
+def truncate_wms_tables() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCADE")

@@ -1,0 +1,23 @@
+"""The recovery schedule, declared in one place and idempotently (design §7)."""
+
+SCHEDULE_NAME = "tidy-recovery-runner"
+RUNNER_FUNC = "recovery.tasks.run_recovery_runner"
+
+
+def ensure_recovery_schedule(schedule_model=None):
+    """Create or correct the one schedule row that fires the runner every minute."""
+    if schedule_model is None:
+        from django_q.models import Schedule as schedule_model
+    rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
+    for extra in rows[1:]:
+        extra.delete()
+    fields = {"func": RUNNER_FUNC, "schedule_type": "I", "minutes": 1, "repeats": -1}
+    if rows:
+        row = rows[0]
+        changed = [k for k, v in fields.items() if getattr(row, k) != v]
+        for key in changed:
+            setattr(row, key, fields[key])
+        if changed:
+            row.save(update_fields=changed)
+        return row
+    return schedule_model.objects.create(name=SCHEDULE_NAME, **fields)

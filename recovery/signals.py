@@ -1,0 +1,20 @@
+"""One recovery cycle when a qcluster starts (design §7): the first worker of the cluster to
+spawn runs it; the schedule's first run is only due when the scheduler wakes 30 s later."""
+
+import logging
+
+from django.db import DatabaseError
+from django.dispatch import receiver
+from django_q.signals import post_spawn
+
+log = logging.getLogger(__name__)
+
+
+@receiver(post_spawn)
+def start_up_cycle(sender, proc_name, **kwargs):
+    from recovery.tasks import run_startup_cycle
+
+    try:
+        run_startup_cycle()
+    except DatabaseError:
+        log.exception("start-up recovery cycle failed; the schedule will retry")

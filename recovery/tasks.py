@@ -1,0 +1,57 @@
+"""Scheduled recovery work. One iteration is a plain function (`run_cycle`); the runner
+around it only holds the lease and sleeps (design §7)."""
+
+import logging
+import os
+import socket
+import time
+
+from django.conf import settings
+
+from recovery.cycle import run_cycle
+from recovery.lease import STARTUP_LEASE_KEY, try_lease, wait_lease
+from recovery.models import RecoveryCycle
+
+log = logging.getLogger(__name__)
+
+
+def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None) -> dict:
+    """The task the schedule fires every minute: run a cycle every `interval` seconds until the
+    runner's life (`seconds`) is up, under a lease so only one runner loops at a time."""
+    life = settings.RECOVERY_RUNNER_SECONDS if seconds is None else seconds
+    every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
+    deadline = time.monotonic() + life
+    with try_lease() as lease:
+        if not lease.acquired:
+            log.info("recovery runner: another runner holds the lease; skipping this minute")
+            return {"skipped": True, "cycles": 0, "failed": 0}
+        cycles = failed = 0
+        while True:
+            started = time.monotonic()
+            if not lease.alive():
+                log.error("recovery runner: the lease was lost; stopping")
+                break
+            report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE)
+            cycles += 1
+            failed += 0 if report.succeeded else 1
+            next_start = started + every
+            # Stop when the next cycle could not finish within the runner's life.
+            if next_start + (time.monotonic() - started) > deadline:
+                break
+            time.sleep(max(0.0, next_start - time.monotonic()))
+        return {"skipped": False, "cycles": cycles, "failed": failed}
+
+
+def cluster_key() -> str:
+    """Identifies one qcluster: its workers share the sentinel process as parent."""
+    return f"{socket.gethostname()}:cluster-{os.getppid()}"
+
+
+def run_startup_cycle(key: str | None = None) -> bool:
+    """Run one cycle when a cluster starts; its other workers find it done and skip."""
+    key = key or cluster_key()
+    with wait_lease(STARTUP_LEASE_KEY):
+        if RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key).exists():
+            return False
+        run_cycle(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
+        return True

@@ -1,0 +1,224 @@
+"""TidyWorkflowTransaction: every mutation of the tidy workflow tables, in one place.
+
+Rules (design §5):
+- the workflow row is the lock that serialises recovery, callbacks and operator repairs:
+  `SELECT ... FOR UPDATE` on alg.tidy_workflow first, then the evidence is re-read under it;
+- every write is conditional on the state its caller read; a write that matches no row raises
+  StaleWrite, which rolls the whole transaction back (a stale worker changes nothing);
+- advancement is idempotent: the callback event insert ignores duplicates, the next job has a
+  deterministic id, lock release deletes whatever is left;
+- recovery never calls alg.usp_complete_move_job: a proven finish only advances the step.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+
+from django.db import connection, transaction
+
+from recovery import wms_sql
+from recovery.decisions import Action, Decision, decide
+from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow
+from recovery.models import RecoveryDecision, tidy_job_id
+
+log = logging.getLogger(__name__)
+
+RECOVERY_FINISHED = "RECOVERY_FINISHED"
+
+
+class StaleWrite(Exception):
+    """A conditional write matched no row: the state changed after it was read."""
+
+
+class StaleEvidence(StaleWrite):
+    """The evidence under the lock differs from the evidence a decision was made on."""
+
+
+class WorkflowLocked(Exception):
+    """Another transaction holds the workflow row (raised only where waiting is not wanted)."""
+
+
+# --- primitives (caller holds the workflow row lock inside transaction.atomic) ---------------
+
+
+def _execute(sql: str, params: dict) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def _expect_one(sql: str, params: dict, what: str) -> None:
+    if _execute(sql, params) != 1:
+        raise StaleWrite(f"{what}: state changed since it was read ({params})")
+
+
+def lock_workflow(workflow_id: int, *, skip_locked: bool) -> str | None:
+    """Lock the workflow row; return its status, or None when absent (or locked, if skipping)."""
+    sql = wms_sql.LOCK_WORKFLOW_SKIP_LOCKED if skip_locked else wms_sql.LOCK_WORKFLOW_WAIT
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"workflow_id": workflow_id})
+        row = cursor.fetchone()
+    return row[1] if row else None
+
+
+def record_callback_event(*, workflow_id: int, step_id: int, job_id: str, stage: str,
+                          payload: dict | None) -> bool:
+    """Insert the event unless (workflow, step, job, stage) exists; True when inserted."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_CALLBACK_EVENT, {
+            "workflow_id": workflow_id, "step_id": step_id, "job_id": job_id, "stage": stage,
+            "payload": json.dumps(payload) if payload is not None else None,
+        })
+        return cursor.fetchone() is not None
+
+
+@dataclass(frozen=True)
+class AdvanceResult:
+    event_recorded: bool
+    next_job_id: str | None  # the job created (or already there) for the next step
+    workflow_completed: bool
+
+
+def create_step_job(*, workflow_id: int, step_id: int, tray_code: str, cargo_space_id: str,
+                    target_cargo_space_id: str) -> str:
+    """Create the step's deterministic move job (status 1) unless it exists, active or archived,
+    and mark a PENDING step DISPATCHED. Idempotent."""
+    job_id = tidy_job_id(workflow_id, step_id)
+    _execute(wms_sql.CREATE_STEP_JOB, {
+        "job_id": job_id, "tray_code": tray_code, "cargo_space_id": cargo_space_id,
+        "target_cargo_space_id": target_cargo_space_id,
+    })
+    _execute(wms_sql.DISPATCH_STEP, {"step_id": step_id})
+    return job_id
+
+
+def complete_workflow(*, workflow_id: int, expected_status: str = "ACTIVE") -> None:
+    """Complete the workflow and release every lock it holds."""
+    _expect_one(wms_sql.COMPLETE_WORKFLOW, {"workflow_id": workflow_id, "expected_status": expected_status},
+                "complete workflow")
+    _execute(wms_sql.RELEASE_LOCKS, {"workflow_id": workflow_id})
+
+
+def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: dict | None,
+                 expected_workflow_status: str = "ACTIVE") -> AdvanceResult:
+    """Record the finish of `step` with `stage`, complete it, then dispatch the next step's job
+    or complete the workflow and release its locks. Moves no inventory."""
+    job_id = tidy_job_id(workflow_id, step.step_id)
+    recorded = record_callback_event(workflow_id=workflow_id, step_id=step.step_id, job_id=job_id,
+                                     stage=stage, payload=payload)
+    _expect_one(wms_sql.COMPLETE_STEP,
+                {"workflow_id": workflow_id, "step_id": step.step_id, "expected_status": step.status},
+                "complete step")
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.NEXT_INCOMPLETE_STEP, {"workflow_id": workflow_id})
+        row = cursor.fetchone()
+    if row is None:
+        complete_workflow(workflow_id=workflow_id, expected_status=expected_workflow_status)
+        return AdvanceResult(event_recorded=recorded, next_job_id=None, workflow_completed=True)
+    next_step_id, _, _, tray_code, source, target = row
+    next_job = create_step_job(workflow_id=workflow_id, step_id=next_step_id, tray_code=tray_code,
+                               cargo_space_id=source, target_cargo_space_id=target)
+    _expect_one(wms_sql.TOUCH_WORKFLOW, {"workflow_id": workflow_id, "expected_status": expected_workflow_status},
+                "touch workflow")
+    return AdvanceResult(event_recorded=recorded, next_job_id=next_job, workflow_completed=False)
+
+
+def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
+                   expected_workflow_status: str = "ACTIVE") -> None:
+    """PAUSED_RECOVERY on the workflow and its first incomplete step; every lock is kept."""
+    _expect_one(wms_sql.PAUSE_WORKFLOW,
+                {"workflow_id": workflow_id, "reason": reason, "expected_status": expected_workflow_status},
+                "pause workflow")
+    if step is not None:
+        _expect_one(wms_sql.PAUSE_STEP, {"workflow_id": workflow_id, "step_id": step.step_id,
+                                         "reason": reason, "expected_status": step.status}, "pause step")
+
+
+def journal_decision(*, evidence: TidyRecoveryEvidence, decision: Decision, source: str,
+                     cycle_id: int | None = None) -> RecoveryDecision:
+    return RecoveryDecision.objects.create(
+        cycle_id=cycle_id,
+        source=source,
+        workflow_id=evidence.workflow_id,
+        step_id=evidence.step.step_id if evidence.step else None,
+        action=decision.action.value,
+        reason=decision.reason.value if decision.reason else "",
+        rule=decision.rule.value,
+        evidence=evidence.as_json(),
+        fingerprint=evidence.fingerprint,
+    )
+
+
+# --- applying a recovery decision ------------------------------------------------------------
+
+
+def _apply_locked(evidence: TidyRecoveryEvidence, decision: Decision, *, source: str,
+                  cycle_id: int | None) -> None:
+    """Write `decision`, made on `evidence` read under the workflow row lock, and journal it."""
+    status = evidence.workflow_status
+    if decision.action is Action.ADVANCE:
+        payload = {"source": source.lower(), "cycle_id": cycle_id, "fingerprint": evidence.fingerprint,
+                   "finish_job": evidence.as_json()["finish_job"]}
+        advance_step(workflow_id=evidence.workflow_id, step=evidence.step, stage=RECOVERY_FINISHED,
+                     payload=payload, expected_workflow_status=status)
+    elif decision.action is Action.COMPLETE:
+        complete_workflow(workflow_id=evidence.workflow_id, expected_status=status)
+    elif decision.action is Action.PAUSE:
+        pause_workflow(workflow_id=evidence.workflow_id, step=evidence.step, reason=decision.reason.value,
+                       expected_workflow_status=status)
+    else:
+        return
+    journal_decision(evidence=evidence, decision=decision, source=source, cycle_id=cycle_id)
+
+
+def apply_decision(evidence: TidyRecoveryEvidence, decision: Decision, *, source: str = "RECOVERY",
+                   cycle_id: int | None = None) -> None:
+    """Apply a decision made earlier, outside the lock (a possibly stale worker).
+
+    Waits for the workflow row, re-reads the evidence and refuses with StaleEvidence, writing
+    nothing, when it no longer equals what the decision was made on."""
+    with transaction.atomic():
+        lock_workflow(evidence.workflow_id, skip_locked=False)
+        current = evidence_for_workflow(evidence.workflow_id)
+        if current is None or current.fingerprint != evidence.fingerprint:
+            log.warning("stale decision refused for workflow %s: evidence changed since it was read",
+                        evidence.workflow_id)
+            raise StaleEvidence(f"workflow {evidence.workflow_id}: evidence changed since the decision")
+        _apply_locked(current, decision, source=source, cycle_id=cycle_id)
+
+
+class Outcome(StrEnum):
+    APPLIED = "APPLIED"
+    LEFT = "LEFT"  # re-read under the lock, the table says leave it
+    SKIPPED = "SKIPPED"  # another transaction holds the workflow row
+    STALE = "STALE"  # a conditional write matched nothing; rolled back
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    workflow_id: int
+    outcome: Outcome
+    decision: Decision | None = None
+    evidence: TidyRecoveryEvidence | None = None
+
+
+def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_locked: bool = True,
+                       classified: TidyRecoveryEvidence | None = None) -> ReconcileResult:
+    """One short transaction: lock the row (skipping it if held), re-read the evidence under the
+    lock, decide again, apply only what still holds."""
+    try:
+        with transaction.atomic():
+            if lock_workflow(workflow_id, skip_locked=skip_locked) is None:
+                return ReconcileResult(workflow_id, Outcome.SKIPPED)
+            evidence = evidence_for_workflow(workflow_id)
+            decision = decide(evidence)
+            if classified is not None and classified.fingerprint != evidence.fingerprint:
+                log.info("workflow %s changed since classification; deciding on the fresh evidence", workflow_id)
+            if not decision.changes_state:
+                return ReconcileResult(workflow_id, Outcome.LEFT, decision, evidence)
+            _apply_locked(evidence, decision, source=RecoveryDecision.Source.RECOVERY, cycle_id=cycle_id)
+            return ReconcileResult(workflow_id, Outcome.APPLIED, decision, evidence)
+    except StaleWrite as exc:
+        log.warning("stale write on workflow %s rolled back: %s", workflow_id, exc)
+        return ReconcileResult(workflow_id, Outcome.STALE)

@@ -1,0 +1,19 @@
+"""Test settings: the console's settings on a private embedded PostgreSQL per test run.
+
+Each run gets its own throw-away data folder (removed at the end by conftest), so test runs
+never share or disturb the development database, and two runs can go on side by side.
+With DATABASE_URL set (for example a PostgreSQL 15 server) the tests use that server instead.
+"""
+
+import os
+import tempfile
+
+if not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMBEDDED_DB"):
+    os.environ.pop("EMBEDDED_DATABASE_URL", None)
+    os.environ["EMBEDDED_DB_DIR"] = tempfile.mkdtemp(prefix="tidy-test-db-")
+    os.environ["TIDY_TEST_OWNS_EMBEDDED_DB"] = os.environ["EMBEDDED_DB_DIR"]
+
+from console.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
