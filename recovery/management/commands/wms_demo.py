@@ -1,0 +1,78 @@
+from collections import Counter
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+
+from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
+from recovery.schema import missing_tables
+
+# How many workflows of each kind the demo warehouse holds: every row of the decision table
+# (and every design §4 clarification) at least once, plus flowing work and history.
+DEMO_MIX = {
+    "healthy": 12, "all_completed": 2, "completed_job_active": 1, "active_not_pre_move": 2,
+    "active_bad_status": 1, "finish_terminal": 3, "finish_terminal_last": 2, "active_mismatch": 2,
+    "finish_mismatch": 1, "active_and_finished": 1, "finish_not_terminal": 2, "finish_bad_status": 1,
+    "job_missing": 3, "paused": 4, "completed": 20,
+}
+PAUSED_REASONS = ("RECOVERY_JOB_MISSING", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
+                  "RECOVERY_ACTIVE_EVIDENCE_INVALID")
+RESTING_TRAYS = 180
+SPARE_SPACES = 220
+
+
+class Command(BaseCommand):
+    help = "Load a demo warehouse whose workflows hit every row of the recovery decision table."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--if-empty", action="store_true", help="do nothing when workflows already exist")
+        parser.add_argument("--reset", action="store_true", help="empty the WMS tables first")
+
+    def handle(self, *args, **options):
+        if missing := missing_tables():
+            raise CommandError(f"WMS table missing: {', '.join(missing)} (run `python manage.py wms_schema`)")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM alg.tidy_workflow")
+            existing = cursor.fetchone()[0]
+        if existing and options["if_empty"]:
+            self.stdout.write(f"demo data already present ({existing} workflows); left as it is")
+            return
+        if existing and not options["reset"]:
+            raise CommandError(f"{existing} workflows already exist; use --reset to replace them or --if-empty")
+        with transaction.atomic():
+            if options["reset"]:
+                truncate_wms_tables()
+            counts = load_demo()
+        expected = Counter()
+        for kind, n in DEMO_MIX.items():
+            action, reason = EXPECTED[kind]
+            if kind in {"paused", "completed"}:
+                continue
+            expected[f"{action} {reason}" if reason else action] += n
+        self.stdout.write(f"demo warehouse: {counts['spaces']} cargo spaces, {counts['trays']} trays, "
+                          f"{counts['stock']} stock rows, {sum(DEMO_MIX.values())} workflows")
+        self.stdout.write("the next recovery cycle should decide:")
+        for key, n in sorted(expected.items()):
+            self.stdout.write(f"  {key}: {n}")
+
+
+def load_demo() -> dict[str, int]:
+    wh = WarehouseBuilder()
+    for i in range(RESTING_TRAYS):
+        wh.stocked_tray(sku_count=2 + i % 4)
+    for _ in range(SPARE_SPACES):
+        wh.add_space(None)
+    n = 0
+    for kind, count in DEMO_MIX.items():
+        for i in range(count):
+            n += 1
+            kw = {"origin": "MANUAL" if n % 3 == 0 else "AUTOMATIC", "age_minutes": 5 + (n * 37) % 600}
+            if kind == "paused":
+                kw["reason"] = PAUSED_REASONS[i % len(PAUSED_REASONS)]
+            if kind == "healthy":
+                kw["job_status"] = 1 + i % 3
+            wh.build(kind, **kw)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT count(*) FROM bas_cargo_space), "
+                       "(SELECT count(DISTINCT tray_code) FROM bas_stock), (SELECT count(*) FROM bas_stock)")
+        spaces, trays, stock = cursor.fetchone()
+    return {"spaces": spaces, "trays": trays, "stock": stock}
