@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from console import views
 
@@ -10,4 +10,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # The WCS machine client (callbacks), owned by console/api_urls.py.
+    path("api/wcs/", include("console.api_urls")),
+    # Audited operator repair, owned by console/repair_urls.py.
+    path("repair/", include("console.repair_urls")),
 ]
