@@ -51,7 +51,7 @@ class TidyRecoveryEvidence:
     lock_count: int
     step_count: int
     completed_step_count: int
-    # every active TDY-<workflowId>-* job, whichever step it belongs to
+    # active TDY-<workflowId>-* jobs; counted only when every step is COMPLETED (else 0)
     active_tidy_job_count: int
     step: StepEvidence | None
     active_job: JobEvidence | None

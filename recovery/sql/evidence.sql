@@ -52,14 +52,6 @@ CROSS JOIN LATERAL (
     FROM alg.tidy_step AS st
     WHERE st.workflow_id = w.workflow_id                 -- tidy_step_workflow_step_no_key
 ) AS steps
-CROSS JOIN LATERAL (
-    -- Every active job TDY-<workflowId>-*: a byte-wise prefix range on the
-    -- text_pattern_ops index mydo_job_job_id_pattern_idx.
-    SELECT count(*) AS active_tidy_job_count
-    FROM mydo_job AS j
-    WHERE j.job_id ~>=~ ('TDY-' || w.workflow_id || '-')
-      AND j.job_id ~<~ ('TDY-' || w.workflow_id || '.')
-) AS tidy_jobs
 LEFT JOIN LATERAL (
     SELECT st.*
     FROM alg.tidy_step AS st
@@ -68,6 +60,17 @@ LEFT JOIN LATERAL (
     ORDER BY st.step_no
     LIMIT 1
 ) AS s ON true
+CROSS JOIN LATERAL (
+    -- Active jobs TDY-<workflowId>-*, counted only when every step is COMPLETED (the one rule
+    -- that needs them; the outer-only condition becomes a one-time filter, so the scan is
+    -- skipped for every other workflow). A byte-wise prefix range on the text_pattern_ops
+    -- index mydo_job_job_id_pattern_idx.
+    SELECT count(*) AS active_tidy_job_count
+    FROM mydo_job AS j
+    WHERE s.step_id IS NULL
+      AND j.job_id ~>=~ ('TDY-' || w.workflow_id || '-')
+      AND j.job_id ~<~ ('TDY-' || w.workflow_id || '.')
+) AS tidy_jobs
 LEFT JOIN mydo_job AS aj
     ON aj.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id
 LEFT JOIN LATERAL (

@@ -16,6 +16,8 @@ class Command(BaseCommand):
             raise CommandError(f"WMS tables exist in another shape; nothing was changed:\n{lines}") from None
         except OperationalError as exc:
             raise CommandError(f"cannot reach the database; nothing was changed: {exc}".strip()) from None
+        if options["verbosity"] == 0:
+            return
         if created:
             self.stdout.write(f"created: {', '.join(created)}; procedure alg.usp_complete_move_job in place")
         else:
