@@ -1,1 +1,10 @@
-urlpatterns = []
+"""The WCS machine client (mounted at /api/wcs/ by console/urls.py)."""
+
+from django.urls import path
+
+from console import api
+
+urlpatterns = [
+    path("job-finish", api.job_finish, name="wcs-job-finish"),
+    path("job-status", api.job_status, name="wcs-job-status"),
+]

@@ -222,3 +222,76 @@ class RecoveryDecision(models.Model):
 
     def __str__(self):
         return f"{self.action} {self.reason} on workflow {self.workflow_id}"
+
+
+# --- WCS callback receipts and the outbound HTTP journal (console-owned) ---------------------
+
+
+class CallbackReceipt(models.Model):
+    """Every WCS callback request received, whatever its answer (design §5).
+
+    alg.tidy_callback_event holds only the events that took effect; this table also keeps the
+    duplicates and the refused ones (paused workflow, unknown job, malformed request), so the
+    console can show a supervisor what WCS reported while a workflow was paused. Refused
+    requests change no WMS row: this receipt is console data. Requests failing authentication
+    are not stored.
+    """
+
+    class Endpoint(models.TextChoices):
+        JOB_FINISH = "job-finish"
+        JOB_STATUS = "job-status"
+
+    class Outcome(models.TextChoices):
+        ACCEPTED = "ACCEPTED"  # took effect (move completed and/or step advanced, status set)
+        DUPLICATE = "DUPLICATE"  # already applied; answered 200, nothing moved
+        REFUSED_PAUSED = "REFUSED_PAUSED"  # 409: workflow PAUSED_RECOVERY
+        REFUSED_CONFLICT = "REFUSED_CONFLICT"  # 409: evidence or state does not allow it
+        UNKNOWN_JOB = "UNKNOWN_JOB"  # 404
+        BAD_REQUEST = "BAD_REQUEST"  # 400
+        UNAVAILABLE = "UNAVAILABLE"  # 503: lock timeout or database failure; nothing changed
+
+    received_at = models.DateTimeField(auto_now_add=True)
+    endpoint = models.CharField(max_length=16, choices=Endpoint.choices)
+    job_id = models.CharField(max_length=200, blank=True)
+    workflow_id = models.BigIntegerField(null=True, blank=True)
+    step_id = models.BigIntegerField(null=True, blank=True)
+    stage = models.CharField(max_length=64, blank=True, help_text="job-finish stage")
+    job_status = models.IntegerField(null=True, blank=True, help_text="job-status: the reported status")
+    wcs_event_id = models.CharField(max_length=200, blank=True)
+    http_status = models.IntegerField()
+    outcome = models.CharField(max_length=32, choices=Outcome.choices)
+    message = models.TextField(blank=True)
+    payload = models.JSONField(null=True, blank=True, help_text="the request body as received")
+    duration_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        indexes = [
+            models.Index(fields=["workflow_id", "-received_at"], name="callback_receipt_wf_idx"),
+            models.Index(fields=["-received_at"], name="callback_receipt_time_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.endpoint} {self.job_id} -> {self.http_status} {self.outcome}"
+
+
+class OutboundHttpRequest(models.Model):
+    """Every outbound HTTP request the project makes (recovery.wcs.http_request journals it).
+
+    It lets anyone show that no WCS task-state request is ever made: the only WCS request
+    the console makes is the vehicle snapshot."""
+
+    started_at = models.DateTimeField()
+    purpose = models.CharField(max_length=64, help_text="e.g. vehicle-snapshot, simulator-callback")
+    method = models.CharField(max_length=8)
+    url = models.TextField()
+    status = models.IntegerField(null=True, blank=True, help_text="HTTP status; null when no answer")
+    duration_ms = models.FloatField()
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["-started_at"], name="outbound_http_time_idx")]
+
+    def __str__(self):
+        return f"{self.method} {self.url} -> {self.status or self.error}"

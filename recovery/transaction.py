@@ -222,3 +222,81 @@ def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_lo
     except StaleWrite as exc:
         log.warning("stale write on workflow %s rolled back: %s", workflow_id, exc)
         return ReconcileResult(workflow_id, Outcome.STALE)
+
+
+# --- WCS callbacks and tidy creation (the normal path beside recovery) -----------------------
+# The caller holds the workflow row lock inside transaction.atomic, as above. Only the
+# callback path calls alg.usp_complete_move_job; recovery never does.
+
+
+class MoveRefused(Exception):
+    """alg.usp_complete_move_job refused: unknown job or evidence not in the pre-move state."""
+
+
+# SQLSTATEs the procedure raises on purpose (design §3): no_data_found, check_violation.
+_MOVE_REFUSAL_STATES = {"P0002", "23514"}
+
+
+def set_lock_timeout(milliseconds: int) -> None:
+    """SET LOCAL lock_timeout: a waiting lock raises 55P03 instead of hanging forever."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.SET_LOCAL_LOCK_TIMEOUT, {"lock_timeout": f"{int(milliseconds)}ms"})
+
+
+def complete_move_job(job_id: str) -> None:
+    """Run alg.usp_complete_move_job in a savepoint; on its deliberate refusal roll back to the
+    savepoint (nothing changed) and raise MoveRefused with the procedure's message."""
+    from django.db import DatabaseError
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(wms_sql.COMPLETE_MOVE_JOB, {"job_id": job_id})
+    except DatabaseError as exc:
+        cause = exc.__cause__
+        if getattr(cause, "sqlstate", None) in _MOVE_REFUSAL_STATES:
+            diag = getattr(cause, "diag", None)
+            raise MoveRefused(getattr(diag, "message_primary", None) or str(exc)) from exc
+        raise
+
+
+def set_job_status(*, job_id: str, status: int, expected_status: int) -> None:
+    """Move an active job's status forward, conditional on the status read under the lock."""
+    _expect_one(wms_sql.SET_JOB_STATUS, {"job_id": job_id, "status": status, "expected_status": expected_status},
+                "set job status")
+
+
+def insert_workflow(*, origin: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_WORKFLOW, {"origin": origin})
+        return cursor.fetchone()[0]
+
+
+def insert_step(*, workflow_id: int, step_no: int, tray_code: str, cargo_space_id: str,
+                target_cargo_space_id: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_STEP, {
+            "workflow_id": workflow_id, "step_no": step_no, "tray_code": tray_code,
+            "cargo_space_id": cargo_space_id, "target_cargo_space_id": target_cargo_space_id,
+        })
+        return cursor.fetchone()[0]
+
+
+@dataclass(frozen=True)
+class SpaceHolder:
+    cargo_space_id: str
+    workflow_id: int | None  # None: held a moment ago, released since
+
+
+def lock_spaces(*, workflow_id: int, spaces: list[str]) -> list[SpaceHolder]:
+    """Lock every space for `workflow_id` (sorted order); return the spaces another workflow
+    holds, with their holder. The caller rolls back when the list is not empty."""
+    wanted = sorted(set(spaces))
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.LOCK_SPACES, {"workflow_id": workflow_id, "spaces": wanted})
+        got = {row[0] for row in cursor.fetchall()}
+        missing = [s for s in wanted if s not in got]
+        if not missing:
+            return []
+        cursor.execute(wms_sql.SPACE_LOCK_HOLDERS, {"workflow_id": workflow_id, "spaces": missing})
+        holders = dict(cursor.fetchall())
+    return [SpaceHolder(space, holders.get(space)) for space in missing]

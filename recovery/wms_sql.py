@@ -130,3 +130,154 @@ WHERE step_id = %(step_id)s
 COUNT_PAUSED_WORKFLOWS = """
 SELECT count(*) FROM alg.tidy_workflow WHERE status = 'PAUSED_RECOVERY'
 """
+
+
+# --- WCS callbacks, job status and tidy creation (the normal path beside recovery) -----------
+
+# SET cannot take a bind parameter; set_config(..., is_local => true) is SET LOCAL.
+SET_LOCAL_LOCK_TIMEOUT = """
+SELECT set_config('lock_timeout', %(lock_timeout)s, true)
+"""
+
+# What a callback names, read under the workflow row lock: the step (it must belong to the
+# workflow the job id names) and the job in both job tables (primary key / mydo_job_finish_job_id_idx).
+CALLBACK_TARGET = """
+SELECT s.step_id,
+       s.step_no,
+       s.status AS step_status,
+       (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
+       (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count
+FROM (SELECT 1) AS one
+LEFT JOIN alg.tidy_step AS s
+    ON s.step_id = %(step_id)s
+   AND s.workflow_id = %(workflow_id)s
+"""
+
+# Moves the stock, empties the source, fills the target, archives the job (design §3). Raises
+# (no_data_found / check_violation) for an unknown job or one not in the pre-move state.
+COMPLETE_MOVE_JOB = """
+SELECT alg.usp_complete_move_job(%(job_id)s)
+"""
+
+# Forward only: conditional on the status the caller read under the workflow row lock.
+SET_JOB_STATUS = """
+UPDATE mydo_job
+SET status = %(status)s,
+    updated_at = now()
+WHERE job_id = %(job_id)s
+  AND status = %(expected_status)s
+"""
+
+WORKFLOW_STATE = """
+SELECT w.status AS workflow_status,
+       w.pause_reason,
+       s.step_id,
+       s.step_no,
+       s.status AS step_status
+FROM alg.tidy_workflow AS w
+LEFT JOIN alg.tidy_step AS s
+    ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+WHERE w.workflow_id = %(workflow_id)s
+ORDER BY s.step_no
+"""
+
+INSERT_WORKFLOW = """
+INSERT INTO alg.tidy_workflow (origin, status)
+VALUES (%(origin)s, 'ACTIVE')
+RETURNING workflow_id
+"""
+
+INSERT_STEP = """
+INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, status)
+VALUES (%(workflow_id)s, %(step_no)s, %(tray_code)s, %(cargo_space_id)s, %(target_cargo_space_id)s, 'PENDING')
+RETURNING step_id
+"""
+
+# One space cannot be promised twice (tidy_space_lock_cargo_space_id_key). Rows go in in
+# sorted order, so two creations waiting on each other's uncommitted locks cannot deadlock;
+# a space another workflow holds is simply not returned.
+LOCK_SPACES = """
+INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
+SELECT %(workflow_id)s, space
+FROM unnest(%(spaces)s::text[]) AS space
+ORDER BY space
+ON CONFLICT (cargo_space_id) DO NOTHING
+RETURNING cargo_space_id
+"""
+
+SPACE_LOCK_HOLDERS = """
+SELECT l.cargo_space_id,
+       l.workflow_id
+FROM alg.tidy_space_lock AS l
+WHERE l.cargo_space_id = ANY (%(spaces)s::text[])
+  AND l.workflow_id <> %(workflow_id)s
+ORDER BY l.cargo_space_id
+"""
+
+CARGO_SPACES = """
+SELECT cargo_space_id,
+       tray_code
+FROM bas_cargo_space
+WHERE cargo_space_id = ANY (%(spaces)s::text[])
+"""
+
+TRAY_STOCK = """
+SELECT b.tray_code,
+       count(*) AS stock_rows,
+       array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
+           AS stock_locations
+FROM bas_stock AS b
+WHERE b.tray_code = ANY (%(trays)s::text[])             -- bas_stock_tray_code_idx
+GROUP BY b.tray_code
+"""
+
+# --- the WCS simulator's reads ---------------------------------------------------------------
+
+# Active tidy jobs of ACTIVE workflows whose step is DISPATCHED: what a WCS would be executing.
+SIMULATOR_ACTIVE_JOBS = """
+SELECT j.job_id,
+       j.status,
+       s.workflow_id
+FROM mydo_job AS j
+JOIN alg.tidy_step AS s
+    ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
+JOIN alg.tidy_workflow AS w
+    ON w.workflow_id = s.workflow_id
+WHERE j.in_or_out = 28
+  AND j.job_id LIKE 'TDY-%%'
+  AND w.status = 'ACTIVE'
+  AND s.status = 'DISPATCHED'
+ORDER BY j.created_at, j.job_id
+LIMIT %(limit)s
+"""
+
+COUNT_ACTIVE_WORKFLOWS = """
+SELECT count(*) FROM alg.tidy_workflow WHERE status = 'ACTIVE'
+"""
+
+# A tray that may be tidied: its space holds it, every stock row is there, no tidy lock on the
+# space and no active job for the tray.
+SIMULATOR_FREE_TRAYS = """
+SELECT c.cargo_space_id,
+       c.tray_code
+FROM bas_cargo_space AS c
+WHERE c.tray_code IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
+  AND NOT EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.tray_code = c.tray_code)
+  AND EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.tray_code = c.tray_code)
+  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b
+                  WHERE b.tray_code = c.tray_code
+                    AND b.cargo_space_id IS DISTINCT FROM c.cargo_space_id)
+ORDER BY random()
+LIMIT %(limit)s
+"""
+
+SIMULATOR_FREE_SPACES = """
+SELECT c.cargo_space_id
+FROM bas_cargo_space AS c
+WHERE c.tray_code IS NULL
+  AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
+  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.cargo_space_id = c.cargo_space_id)
+ORDER BY random()
+LIMIT %(limit)s
+"""

@@ -1,0 +1,68 @@
+"""The WCS machine client's endpoints (thin: authenticate, parse, call one service, answer JSON).
+
+POST /api/wcs/job-finish  {"job_id": "TDY-<w>-<s>", "stage": "MOVE_FINISHED" | "OUTBOUND_FINISHED",
+                           "event_id": "..." (optional)}
+POST /api/wcs/job-status  {"job_id": "TDY-<w>-<s>", "status": 2 | 3, "event_id": "..." (optional)}
+
+Both need `Authorization: Bearer <WCS_CALLBACK_TOKEN>`. Answers: 200 (applied, or a duplicate
+that moved nothing) with the workflow's resulting state; 409 refused (paused workflow, evidence
+that does not allow it, a backwards status); 404 unknown job; 400 malformed (names the field);
+401 bad or missing token; 405 other methods; 503 busy or database failure (nothing changed,
+retry). Every authenticated request is recorded as a CallbackReceipt.
+"""
+
+import hmac
+import time
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from recovery import lifecycle
+from recovery.models import CallbackReceipt
+
+
+def _authorized(request) -> bool:
+    expected = settings.WCS_CALLBACK_TOKEN
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if not expected or scheme.lower() != "bearer" or not token.strip():
+        return False
+    return hmac.compare_digest(token.strip().encode(), expected.encode())
+
+
+def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
+    if request.method != "POST":
+        response = JsonResponse(
+            {"error": "method_not_allowed", "message": f"{request.method} is not allowed; use POST"}, status=405)
+        response["Allow"] = "POST"
+        return response
+    if not _authorized(request):
+        response = JsonResponse({"error": "unauthorized",
+                                 "message": "a valid 'Authorization: Bearer <WCS_CALLBACK_TOKEN>' header is required"},
+                                status=401)
+        response["WWW-Authenticate"] = 'Bearer realm="wcs"'
+        return response
+    started = time.perf_counter()
+    try:
+        parsed = parse(request.body)
+    except lifecycle.BadCallback as exc:
+        lifecycle.bad_callback_record(endpoint=endpoint, error=exc, started=started)
+        return JsonResponse({"error": "bad_request", "field": exc.field, "message": exc.message}, status=400)
+    result = process(request=parsed)
+    response = JsonResponse(result.body(), status=result.http_status)
+    if result.http_status == 503:
+        response["Retry-After"] = "1"
+    return response
+
+
+@csrf_exempt
+def job_finish(request):
+    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_FINISH, parse=lifecycle.parse_job_finish,
+                     process=lifecycle.job_finish_process)
+
+
+@csrf_exempt
+def job_status(request):
+    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_STATUS, parse=lifecycle.parse_job_status,
+                     process=lifecycle.job_status_process)
