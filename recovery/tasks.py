@@ -11,6 +11,7 @@ from django.conf import settings
 from recovery.cycle import run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, try_lease, wait_lease
 from recovery.models import RecoveryCycle
+from recovery.schedule import SCHEDULE_NAME
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,7 @@ log = logging.getLogger(__name__)
 def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None) -> dict:
     """The task the schedule fires every minute: run a cycle every `interval` seconds until the
     runner's life (`seconds`) is up, under a lease so only one runner loops at a time."""
-    life = settings.RECOVERY_RUNNER_SECONDS if seconds is None else seconds
+    life = _runner_life() if seconds is None else seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
     deadline = time.monotonic() + life
     with try_lease() as lease:
@@ -40,6 +41,21 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
                 break
             time.sleep(max(0.0, next_start - time.monotonic()))
         return {"skipped": False, "cycles": cycles, "failed": failed}
+
+
+def _runner_life() -> float:
+    """Loop until just before the schedule fires the next runner, so that runner finds the
+    lease free and the cadence has no gap; never longer than RECOVERY_RUNNER_SECONDS (which
+    stays below the cluster's timeout)."""
+    from django.utils import timezone
+    from django_q.models import Schedule
+
+    cap = float(settings.RECOVERY_RUNNER_SECONDS)
+    next_run = Schedule.objects.filter(name=SCHEDULE_NAME).values_list("next_run", flat=True).first()
+    if next_run is None:
+        return cap
+    until_next = (next_run - timezone.now()).total_seconds() - 1.0
+    return max(1.0, min(cap, until_next))
 
 
 def cluster_key() -> str:

@@ -73,3 +73,19 @@ def test_a_cluster_runs_one_start_up_cycle_whatever_its_worker_count(wms):
     assert run_startup_cycle("host:cluster-1") is False  # the cluster's second worker
     assert run_startup_cycle("host:cluster-2") is True  # another cluster
     assert RecoveryCycle.objects.filter(trigger="STARTUP").count() == 2
+
+
+def test_a_runner_stops_just_before_the_schedule_fires_the_next_one(transactional_db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from recovery.tasks import _runner_life
+
+    ensure_recovery_schedule()  # a transactional test database is flushed between tests
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=30))
+    assert 27 <= _runner_life() <= 29
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(minutes=10))
+    assert _runner_life() == 55  # capped below the cluster timeout
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() - timedelta(seconds=5))
+    assert _runner_life() == 1.0  # still runs one cycle
