@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
 from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow
+from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: d
     _expect_one(wms_sql.COMPLETE_STEP,
                 {"workflow_id": workflow_id, "step_id": step.step_id, "expected_status": step.status},
                 "complete step")
+    fault_point(f"advance.{stage}")  # the replay kills processes inside this transaction
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.NEXT_INCOMPLETE_STEP, {"workflow_id": workflow_id})
         row = cursor.fetchone()
@@ -170,6 +172,7 @@ def _apply_locked(evidence: TidyRecoveryEvidence, decision: Decision, *, source:
     else:
         return
     journal_decision(evidence=evidence, decision=decision, source=source, cycle_id=cycle_id)
+    fault_point("recovery.before_commit")
 
 
 def apply_decision(evidence: TidyRecoveryEvidence, decision: Decision, *, source: str = "RECOVERY",
