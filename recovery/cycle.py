@@ -59,7 +59,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     report = CycleReport(cycle_id=cycle.pk, succeeded=True)
     try:
         classified = evidence_for_active_workflows()
-    except DatabaseError as exc:
+    except Exception as exc:
         log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
         _reset_broken_connection()
         report.succeeded = False
@@ -72,7 +72,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
             continue
         try:
             result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle.pk, classified=evidence)
-        except DatabaseError:
+        except Exception:
             # Never evidence: the transaction rolled back and the workflow stays as it was.
             log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle.pk,
                           evidence.workflow_id)
