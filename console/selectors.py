@@ -1,36 +1,629 @@
-"""Reads for the console pages (plain functions, keyword-only arguments)."""
+"""Reads for the console pages: plain functions with keyword-only arguments, results as
+dataclasses. Every list read runs a fixed number of queries whatever the row count."""
 
-from dataclasses import dataclass
-from datetime import datetime
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
-from recovery.models import RecoveryCycle, TidySpaceLock, TidyWorkflow
+from django.conf import settings
+from django.db.models import Count, IntegerField, Min, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
+from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
+from recovery.models import (
+    MydoJob,
+    MydoJobFinish,
+    RecoveryCycle,
+    RecoveryDecision,
+    TidyCallbackEvent,
+    TidySpaceLock,
+    TidyStep,
+    TidyWorkflow,
+)
 
-@dataclass(frozen=True)
-class PausedWorkflowRow:
-    workflow_id: int
-    origin: str
-    pause_reason: str | None
-    paused_since: datetime
-    lock_count: int
+PAUSED = TidyWorkflow.Status.PAUSED_RECOVERY
+ACTIVE = TidyWorkflow.Status.ACTIVE
+TIDY_MOVE = 28
 
-
-def paused_workflows_list(*, limit: int = 200) -> list[PausedWorkflowRow]:
-    from django.db.models import Count
-
-    rows = (
-        TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
-        .annotate(lock_count=Count("locks"))
-        .order_by("updated_at", "workflow_id")[:limit]
-    )
-    return [
-        PausedWorkflowRow(r.workflow_id, r.origin, r.pause_reason, r.updated_at, r.lock_count) for r in rows
-    ]
+# --- recovery health -------------------------------------------------------------------------
 
 
 def last_cycle() -> RecoveryCycle | None:
+    """The newest finished cycle, whatever its outcome."""
     return RecoveryCycle.objects.exclude(outcome=RecoveryCycle.Outcome.RUNNING).order_by("-started_at").first()
 
 
 def retained_lock_count() -> int:
-    return TidySpaceLock.objects.filter(workflow__status=TidyWorkflow.Status.PAUSED_RECOVERY).count()
+    return TidySpaceLock.objects.filter(workflow__status=PAUSED).count()
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=settings.RECOVERY_STALE_AFTER_INTERVALS * settings.RECOVERY_INTERVAL_SECONDS)
+
+
+@dataclass(frozen=True)
+class RecoveryHealth:
+    last_success: RecoveryCycle | None
+    latest: RecoveryCycle | None  # the newest cycle of any outcome (may be RUNNING or FAILED)
+    stale_after: timedelta
+    now: datetime
+
+    @property
+    def success_age(self) -> timedelta | None:
+        if self.last_success is None or self.last_success.finished_at is None:
+            return None
+        return self.now - self.last_success.finished_at
+
+    @property
+    def stale(self) -> bool:
+        age = self.success_age
+        return age is None or age > self.stale_after
+
+    @property
+    def latest_failed(self) -> bool:
+        return self.latest is not None and self.latest.outcome == RecoveryCycle.Outcome.FAILED
+
+
+def recovery_health() -> RecoveryHealth:
+    # Index recovery_recoverycycle (outcome, -finished_at).
+    last_success = (RecoveryCycle.objects.filter(outcome=RecoveryCycle.Outcome.SUCCEEDED)
+                    .order_by("-finished_at").first())
+    latest = RecoveryCycle.objects.order_by("-started_at").first()
+    return RecoveryHealth(last_success=last_success, latest=latest, stale_after=stale_after(), now=timezone.now())
+
+
+def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:
+    return list(RecoveryCycle.objects.order_by("-started_at")[:limit])
+
+
+# --- dashboard -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DashboardCounts:
+    active: int
+    paused: int
+    paused_by_reason: dict[str, int]
+    completed_today: int
+    oldest_paused_since: datetime | None
+    retained_locks: int
+
+
+def start_of_today() -> datetime:
+    """Midnight in the warehouse's time zone (settings.TIME_ZONE)."""
+    local = timezone.localtime()
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def dashboard_counts() -> DashboardCounts:
+    # tidy_workflow_status_idx (status, updated_at) serves every count here.
+    by_reason = {}
+    oldest = None
+    for row in (TidyWorkflow.objects.filter(status=PAUSED).values("pause_reason")
+                .annotate(n=Count("pk"), oldest=Min("updated_at")).order_by()):
+        by_reason[row["pause_reason"] or "(none)"] = row["n"]
+        oldest = row["oldest"] if oldest is None else min(oldest, row["oldest"])
+    today = start_of_today()
+    counts = TidyWorkflow.objects.filter(
+        Q(status=ACTIVE) | Q(status=TidyWorkflow.Status.COMPLETED, updated_at__gte=today)
+    ).aggregate(
+        active=Count("pk", filter=Q(status=ACTIVE)),
+        completed_today=Count("pk", filter=Q(status=TidyWorkflow.Status.COMPLETED, completed_at__gte=today)),
+    )
+    return DashboardCounts(
+        active=counts["active"],
+        paused=sum(by_reason.values()),
+        paused_by_reason=dict(sorted(by_reason.items())),
+        completed_today=counts["completed_today"],
+        oldest_paused_since=oldest,
+        retained_locks=retained_lock_count(),
+    )
+
+
+# --- paused workflows list (keyset pagination, facets) ---------------------------------------
+
+PAGE_SIZE = 50
+
+# (key, label, lower bound, upper bound) of the time since a workflow paused.
+AGE_BUCKETS: tuple[tuple[str, str, timedelta | None, timedelta | None], ...] = (
+    ("lt1h", "under 1 hour", None, timedelta(hours=1)),
+    ("1h-8h", "1 to 8 hours", timedelta(hours=1), timedelta(hours=8)),
+    ("8h-24h", "8 to 24 hours", timedelta(hours=8), timedelta(hours=24)),
+    ("gt24h", "over 24 hours", timedelta(hours=24), None),
+)
+AGE_LABELS = {key: label for key, label, _, _ in AGE_BUCKETS}
+SORTS = {"oldest": "oldest first", "newest": "newest first"}
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A keyset position: the (paused since, workflow id) of a row."""
+
+    paused_since: datetime
+    workflow_id: int
+
+    def encode(self) -> str:
+        micros = (self.paused_since - EPOCH) // timedelta(microseconds=1)
+        return f"{micros}-{self.workflow_id}"
+
+    @classmethod
+    def decode(cls, text: str) -> "Cursor":
+        """Raises ValueError for anything that is not a cursor this module wrote."""
+        micros, _, wid = text.partition("-")
+        if not micros.isdigit() or not wid.isdigit():
+            raise ValueError(f"not a list position: {text!r}")
+        return cls(EPOCH + timedelta(microseconds=int(micros)), int(wid))
+
+
+@dataclass(frozen=True)
+class PausedFilters:
+    reason: str = ""
+    origin: str = ""
+    age: str = ""
+    q: str = ""
+    sort: str = "oldest"
+    after: Cursor | None = None
+    before: Cursor | None = None
+
+    def params(self, **changes) -> dict[str, str]:
+        """Query parameters of these filters (without the position), with `changes` applied."""
+        values = {"reason": self.reason, "origin": self.origin, "age": self.age, "q": self.q,
+                  "sort": self.sort if self.sort != "oldest" else ""}
+        values.update(changes)
+        return {k: v for k, v in values.items() if v}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.reason or self.origin or self.age or self.q)
+
+
+@dataclass(frozen=True)
+class PausedRow:
+    workflow_id: int
+    origin: str
+    pause_reason: str | None
+    paused_since: datetime
+    created_at: datetime
+    lock_count: int
+    step_no: int | None
+    tray_code: str | None
+    cargo_space_id: str | None
+    target_cargo_space_id: str | None
+
+    @property
+    def cursor(self) -> Cursor:
+        return Cursor(self.paused_since, self.workflow_id)
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    value: str
+    label: str
+    count: int
+    selected: bool
+
+
+@dataclass
+class PausedPage:
+    filters: PausedFilters
+    rows: list[PausedRow]
+    total_matching: int  # workflows matching every filter (all pages)
+    total_paused: int | None  # all paused workflows (None while searching)
+    facets: dict[str, list[FacetValue]] = field(default_factory=dict)
+    next_cursor: Cursor | None = None
+    prev_cursor: Cursor | None = None
+
+
+def _search_q(q: str) -> Q:
+    """Workflow id, tray code or cargo space (source, target or a locked space), exactly."""
+    cond = Q(workflow_id__in=TidyStep.objects.filter(
+        Q(tray_code=q) | Q(cargo_space_id=q) | Q(target_cargo_space_id=q)).values("workflow_id"))
+    cond |= Q(workflow_id__in=TidySpaceLock.objects.filter(cargo_space_id=q).values("workflow_id"))
+    if q.isdigit() and len(q) < 19:
+        cond |= Q(workflow_id=int(q))
+    return cond
+
+
+def _age_q(key: str, now: datetime) -> Q:
+    for bucket, _, low, high in AGE_BUCKETS:
+        if bucket == key:
+            cond = Q()
+            if low is not None:
+                cond &= Q(updated_at__lte=now - low)
+            if high is not None:
+                cond &= Q(updated_at__gt=now - high)
+            return cond
+    return Q()
+
+
+def _age_bucket(paused_since: datetime, now: datetime) -> str:
+    age = now - paused_since
+    for bucket, _, low, high in AGE_BUCKETS:
+        if (low is None or age >= low) and (high is None or age < high):
+            return bucket
+    return AGE_BUCKETS[-1][0]
+
+
+def _first_step(column: str) -> Subquery:
+    # tidy_step_workflow_step_no_key (workflow_id, step_no): one index probe per row shown.
+    return Subquery(TidyStep.objects.filter(workflow_id=OuterRef("pk"))
+                    .exclude(status=TidyStep.Status.COMPLETED).order_by("step_no").values(column)[:1])
+
+
+def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE) -> PausedPage:
+    """One page of paused workflows, the facet counts and the keyset positions: two queries."""
+    now = timezone.now()
+    base = TidyWorkflow.objects.filter(status=PAUSED)
+    if filters.q:
+        base = base.filter(_search_q(filters.q))
+
+    # Facet counts: one grouped query over (reason, origin, age) for the searched set; each
+    # facet's counts honour the other facets' selections (and not its own).
+    groups = _facet_groups(base, now)
+    selected = {"reason": filters.reason, "origin": filters.origin, "age": filters.age}
+
+    def count(facet: str, value: str) -> int:
+        total = 0
+        for g in groups:
+            if g[facet] != value:
+                continue
+            if all(not sel or g[other] == sel for other, sel in selected.items() if other != facet):
+                total += g["n"]
+        return total
+
+    from console.reason_codes import REASON_ORDER
+
+    reasons = [r.value for r in REASON_ORDER] + sorted({g["reason"] for g in groups} - {r.value for r in REASON_ORDER})
+    facets = {
+        "reason": [FacetValue(r, r, count("reason", r), r == filters.reason) for r in reasons],
+        "origin": [FacetValue(o, o.title(), count("origin", o), o == filters.origin)
+                   for o in sorted({"AUTOMATIC", "MANUAL"} | {g["origin"] for g in groups})],
+        "age": [FacetValue(k, label, count("age", k), k == filters.age) for k, label, _, _ in AGE_BUCKETS],
+    }
+    total_matching = sum(g["n"] for g in groups
+                         if all(not sel or g[f] == sel for f, sel in selected.items()))
+
+    qs = base
+    if filters.reason:
+        qs = qs.filter(pause_reason=filters.reason)
+    if filters.origin:
+        qs = qs.filter(origin=filters.origin)
+    if filters.age:
+        qs = qs.filter(_age_q(filters.age, now))
+
+    newest = filters.sort == "newest"
+    backwards = filters.before is not None and filters.after is None
+    cursor = filters.before if backwards else filters.after
+    # Rows go "forward" in display order; a `before` page walks backwards and is reversed.
+    descending = newest != backwards
+    if cursor is not None:
+        t, wid = cursor.paused_since, cursor.workflow_id
+        if descending:
+            qs = qs.filter(Q(updated_at__lt=t) | Q(updated_at=t, workflow_id__lt=wid))
+        else:
+            qs = qs.filter(Q(updated_at__gt=t) | Q(updated_at=t, workflow_id__gt=wid))
+    order = ("-updated_at", "-workflow_id") if descending else ("updated_at", "workflow_id")
+    lock_count = Subquery(TidySpaceLock.objects.filter(workflow_id=OuterRef("pk")).order_by()
+                          .values("workflow_id").annotate(n=Count("pk")).values("n"), output_field=IntegerField())
+    fetched = list(
+        qs.order_by(*order).annotate(
+            lock_count=Coalesce(lock_count, Value(0)),
+            step_no=_first_step("step_no"),
+            step_tray=_first_step("tray_code"),
+            step_source=_first_step("cargo_space_id"),
+            step_target=_first_step("target_cargo_space_id"),
+        ).values("workflow_id", "origin", "pause_reason", "updated_at", "created_at", "lock_count", "step_no",
+                 "step_tray", "step_source", "step_target")[:page_size + 1]
+    )
+    more = len(fetched) > page_size
+    fetched = fetched[:page_size]
+    if backwards:
+        fetched.reverse()
+    rows = [PausedRow(r["workflow_id"], r["origin"], r["pause_reason"], r["updated_at"], r["created_at"],
+                      r["lock_count"], r["step_no"], r["step_tray"], r["step_source"], r["step_target"])
+            for r in fetched]
+    page = PausedPage(filters=filters, rows=rows, total_matching=total_matching,
+                      total_paused=_paused_total(groups) if not filters.q else None, facets=facets)
+    if rows:
+        if backwards:
+            page.prev_cursor = rows[0].cursor if more else None
+            page.next_cursor = rows[-1].cursor
+        else:
+            page.next_cursor = rows[-1].cursor if more else None
+            page.prev_cursor = rows[0].cursor if cursor is not None else None
+    return page
+
+
+def _paused_total(groups: list[dict]) -> int:
+    return sum(g["n"] for g in groups)
+
+
+def _facet_groups(base, now: datetime) -> list[dict]:
+    """(reason, origin, age bucket) -> count, with the age bucketed in SQL."""
+    from django.db.models import Case, CharField, When
+
+    whens = []
+    for key, _, low, high in AGE_BUCKETS:
+        cond = Q()
+        if low is not None:
+            cond &= Q(updated_at__lte=now - low)
+        if high is not None:
+            cond &= Q(updated_at__gt=now - high)
+        whens.append(When(cond, then=Value(key)))
+    rows = (base.annotate(age=Case(*whens, default=Value(AGE_BUCKETS[-1][0]), output_field=CharField()))
+            .values("pause_reason", "origin", "age").annotate(n=Count("pk")).order_by())
+    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": r["age"], "n": r["n"]} for r in rows]
+
+
+# --- locks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockedStep:
+    workflow_id: int
+    workflow_status: str
+    step_id: int
+    step_no: int
+    status: str
+    tray_code: str
+    cargo_space_id: str
+    target_cargo_space_id: str
+
+    def role_of(self, space: str) -> str:
+        return "source" if self.cargo_space_id == space else "target"
+
+
+@dataclass(frozen=True)
+class LockRow:
+    lock_id: int
+    cargo_space_id: str
+    workflow_id: int
+    workflow_status: str
+    pause_reason: str | None
+    origin: str
+    locked_at: datetime
+    space_tray_code: str | None
+    blocks: tuple[BlockedStep, ...]
+
+
+def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
+    """Unfinished steps of ACTIVE or PAUSED workflows that need one of `spaces` (one query).
+
+    The caller drops the steps of the lock holder itself."""
+    if not spaces:
+        return {}
+    wanted = set(spaces)
+    steps = (TidyStep.objects.filter(Q(cargo_space_id__in=spaces) | Q(target_cargo_space_id__in=spaces))
+             .exclude(status__in=[TidyStep.Status.COMPLETED, TidyStep.Status.CANCELLED])
+             .filter(workflow__status__in=[ACTIVE, PAUSED])
+             .values("workflow_id", "workflow__status", "step_id", "step_no", "status", "tray_code",
+                     "cargo_space_id", "target_cargo_space_id")
+             .order_by("workflow_id", "step_no"))
+    out: dict[str, list[BlockedStep]] = defaultdict(list)
+    for s in steps:
+        step = BlockedStep(s["workflow_id"], s["workflow__status"], s["step_id"], s["step_no"], s["status"],
+                           s["tray_code"], s["cargo_space_id"], s["target_cargo_space_id"])
+        for space in {s["cargo_space_id"], s["target_cargo_space_id"]} & wanted:
+            out[space].append(step)
+    return out
+
+
+def _lock_rows(locks: list[dict]) -> list[LockRow]:
+    spaces = [lk["cargo_space_id"] for lk in locks]
+    blocked = blocked_steps(spaces=spaces)
+    occupancy = {s["cargo_space_id"]: s["tray_code"] for s in _space_rows(spaces)} if spaces else {}
+    return [
+        LockRow(lk["lock_id"], lk["cargo_space_id"], lk["workflow_id"], lk["workflow__status"],
+                lk["workflow__pause_reason"], lk["workflow__origin"], lk["locked_at"],
+                occupancy.get(lk["cargo_space_id"]),
+                tuple(b for b in blocked.get(lk["cargo_space_id"], []) if b.workflow_id != lk["workflow_id"]))
+        for lk in locks
+    ]
+
+
+def _space_rows(spaces: list[str]):
+    from recovery.models import BasCargoSpace
+
+    return BasCargoSpace.objects.filter(cargo_space_id__in=spaces).values("cargo_space_id", "tray_code")
+
+
+LOCK_FIELDS = ("lock_id", "cargo_space_id", "workflow_id", "workflow__status", "workflow__pause_reason",
+               "workflow__origin", "locked_at")
+
+
+@dataclass(frozen=True)
+class LockCursor:
+    locked_at: datetime
+    lock_id: int
+
+    def encode(self) -> str:
+        return f"{(self.locked_at - EPOCH) // timedelta(microseconds=1)}-{self.lock_id}"
+
+    @classmethod
+    def decode(cls, text: str) -> "LockCursor":
+        c = Cursor.decode(text)
+        return cls(c.paused_since, c.workflow_id)
+
+
+@dataclass
+class LocksPage:
+    rows: list[LockRow]
+    total: int
+    q: str
+    next_cursor: LockCursor | None = None
+    has_prev: bool = False
+
+
+def paused_locks_page(*, q: str = "", after: LockCursor | None = None, page_size: int = 100) -> LocksPage:
+    """Every lock held by a paused workflow, oldest first, keyset-paginated; four queries."""
+    qs = TidySpaceLock.objects.filter(workflow__status=PAUSED)
+    if q:
+        cond = Q(cargo_space_id=q)
+        if q.isdigit() and len(q) < 19:
+            cond |= Q(workflow_id=int(q))
+        qs = qs.filter(cond)
+    total = qs.count()
+    if after is not None:
+        qs = qs.filter(Q(locked_at__gt=after.locked_at) | Q(locked_at=after.locked_at, lock_id__gt=after.lock_id))
+    locks = list(qs.order_by("locked_at", "lock_id").values(*LOCK_FIELDS)[:page_size + 1])
+    more = len(locks) > page_size
+    locks = locks[:page_size]
+    rows = _lock_rows(locks)
+    page = LocksPage(rows=rows, total=total, q=q, has_prev=after is not None)
+    if more and rows:
+        page.next_cursor = LockCursor(rows[-1].locked_at, rows[-1].lock_id)
+    return page
+
+
+# --- workflow detail -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimelineStep:
+    step: TidyStep
+    job_id: str
+    active_job: MydoJob | None
+    finished_jobs: tuple[MydoJobFinish, ...]
+    events: tuple[TidyCallbackEvent, ...]
+    first_incomplete: bool
+
+
+@dataclass
+class WorkflowDetail:
+    workflow: TidyWorkflow
+    timeline: list[TimelineStep]
+    locks: list[LockRow]
+    events: list[TidyCallbackEvent]
+    receipts: list | None  # None: the console-owned callback receipt model does not exist yet
+    decisions: list[RecoveryDecision]
+    pause_decision: RecoveryDecision | None
+    evidence_now: TidyRecoveryEvidence | None
+    evidence_then: TidyRecoveryEvidence | None
+
+    @property
+    def paused(self) -> bool:
+        return self.workflow.status == PAUSED
+
+
+def callback_receipt_model():
+    """The console-owned record of every received callback (refused ones included), if present."""
+    from recovery import models
+
+    return getattr(models, "CallbackReceipt", None)
+
+
+def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
+    workflow = TidyWorkflow.objects.filter(pk=workflow_id).first()
+    if workflow is None:
+        return None
+    steps = list(TidyStep.objects.filter(workflow_id=workflow_id).order_by("step_no"))
+    job_ids = [s.job_id for s in steps]
+    active = {j.job_id: j for j in MydoJob.objects.filter(job_id__in=job_ids)}
+    finished = defaultdict(list)
+    for j in MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"):
+        finished[j.job_id].append(j)
+    events = list(TidyCallbackEvent.objects.filter(workflow_id=workflow_id).order_by("received_at", "event_id"))
+    by_step = defaultdict(list)
+    for e in events:
+        by_step[e.step_id].append(e)
+    first_incomplete = next((s.step_id for s in steps if s.status != TidyStep.Status.COMPLETED), None)
+    timeline = [TimelineStep(s, s.job_id, active.get(s.job_id), tuple(finished.get(s.job_id, ())),
+                             tuple(by_step.get(s.step_id, ())), s.step_id == first_incomplete) for s in steps]
+
+    locks = _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=workflow_id)
+                            .order_by("cargo_space_id").values(*LOCK_FIELDS)))
+
+    model = callback_receipt_model()
+    receipts = None
+    if model is not None:
+        receipts = list(model.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
+
+    decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
+    pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
+    evidence_then = None
+    if pause_decision is not None:
+        try:
+            evidence_then = evidence_from_json(pause_decision.evidence)
+        except (KeyError, TypeError, ValueError):
+            evidence_then = None  # journaled by an older format; the page says so
+    return WorkflowDetail(
+        workflow=workflow, timeline=timeline, locks=locks, events=events, receipts=receipts,
+        decisions=decisions, pause_decision=pause_decision,
+        evidence_now=evidence_for_workflow(workflow_id), evidence_then=evidence_then,
+    )
+
+
+# --- flow health (seed 003: queue sizing) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlowHealth:
+    now: datetime
+    window: timedelta
+    backlog: int
+    backlog_by_status: dict[int, int]
+    oldest_created_at: datetime | None
+    arrivals: int  # tidy jobs created in the window (still active or already finished)
+    completions: int  # tidy jobs finished in the window
+    per_minute: list[tuple[datetime, int, int]]  # (minute, arrivals, completions)
+
+    @property
+    def minutes(self) -> float:
+        return self.window.total_seconds() / 60
+
+    @property
+    def arrival_rate(self) -> float:
+        return self.arrivals / self.minutes
+
+    @property
+    def completion_rate(self) -> float:
+        return self.completions / self.minutes
+
+    @property
+    def net_drain_rate(self) -> float:
+        """Jobs per minute the backlog shrinks by (negative: it grows)."""
+        return self.completion_rate - self.arrival_rate
+
+    @property
+    def oldest_age(self) -> timedelta | None:
+        return self.now - self.oldest_created_at if self.oldest_created_at else None
+
+    @property
+    def drain_time(self) -> timedelta | None:
+        """Projected time to drain the backlog at the current rates; None when it does not drain."""
+        if self.backlog == 0:
+            return timedelta(0)
+        if self.net_drain_rate <= 0:
+            return None
+        return timedelta(minutes=self.backlog / self.net_drain_rate)
+
+
+def flow_health(*, window: timedelta = timedelta(hours=1)) -> FlowHealth:
+    now = timezone.now()
+    since = now - window
+    active = MydoJob.objects.filter(in_or_out=TIDY_MOVE)
+    by_status = {r["status"]: r["n"] for r in active.values("status").annotate(n=Count("pk")).order_by("status")}
+    oldest = active.aggregate(oldest=Min("created_at"))["oldest"]
+    # mydo_job_finish_finished_at_idx: a job created in the window also finished in it.
+    finished = MydoJobFinish.objects.filter(in_or_out=TIDY_MOVE, finished_at__gte=since)
+    from django.db.models.functions import TruncMinute
+
+    minutes: dict[datetime, list[int]] = defaultdict(lambda: [0, 0])
+    arrived = (active.filter(created_at__gte=since), finished.filter(created_at__gte=since))
+    for qs in arrived:
+        for r in qs.annotate(m=TruncMinute("created_at")).values("m").annotate(n=Count("pk")).order_by():
+            minutes[r["m"]][0] += r["n"]
+    for r in finished.annotate(m=TruncMinute("finished_at")).values("m").annotate(n=Count("pk")).order_by():
+        minutes[r["m"]][1] += r["n"]
+    arrivals = sum(v[0] for v in minutes.values())
+    completions = sum(v[1] for v in minutes.values())
+    start = since.replace(second=0, microsecond=0)
+    series = []
+    for i in range(int(window.total_seconds() // 60) + 1):
+        m = start + timedelta(minutes=i)
+        a, c = minutes.get(m, (0, 0))
+        series.append((m, a, c))
+    return FlowHealth(now=now, window=window, backlog=sum(by_status.values()), backlog_by_status=by_status,
+                      oldest_created_at=oldest, arrivals=arrivals, completions=completions, per_minute=series)

@@ -5,7 +5,13 @@ from django.urls import include, path
 from console import views
 
 urlpatterns = [
-    path("", views.paused_workflows, name="paused-workflows"),
+    path("", views.dashboard, name="dashboard"),
+    path("paused/", views.paused_workflows, name="paused-workflows"),
+    path("workflows/<int:workflow_id>/", views.workflow_detail, name="workflow-detail"),
+    path("locks/", views.locks, name="locks"),
+    path("reason-codes/", views.reason_codes, name="reason-codes"),
+    path("recovery/", views.recovery_health, name="recovery-health"),
+    path("flow/", views.flow_health, name="flow-health"),
     path("health", views.health, name="health"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

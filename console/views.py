@@ -1,19 +1,121 @@
+"""The console's pages: thin views that call one selector each and render a page, or its
+fragment for an htmx request (the full page for a history restore)."""
+
+from functools import wraps
+
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
 
-from console import selectors
+from console import roles, selectors
+from console.charts import bar_chart, line_chart
+from console.evidence_card import build_evidence_card
+from console.forms import LocksForm, PausedListForm
+from console.reason_codes import CATALOG, REASON_ORDER, Correction
+
+REFRESH_SECONDS = 10
 
 
-@login_required
-def paused_workflows(request):
-    context = {
-        "rows": selectors.paused_workflows_list(),
-        "last_cycle": selectors.last_cycle(),
-        "retained_locks": selectors.retained_lock_count(),
-    }
-    template = "console/paused_list.html#paused-table" if request.htmx else "console/paused_list.html"
+def console_page(view):
+    """Sign-in required; a signed-in user without a console role gets 403."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not roles.can_view(request.user):
+            raise PermissionDenied("Your account has no console role (supervisor, operator or shift lead).")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapped)
+
+
+def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict):
+    """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
+    history restore). With several fragments, the one named by the request's HX-Target (the id
+    of the element being replaced) is rendered, the first one by default."""
+    context = {**context, "refresh_seconds": REFRESH_SECONDS,
+               "user_roles": sorted(roles.user_roles(request.user)) or (["admin"] if request.user.is_superuser else [])}
+    if request.htmx and not request.htmx.history_restore_request:
+        names = (fragment,) if isinstance(fragment, str) else fragment
+        name = request.htmx.target if request.htmx.target in names else names[0]
+        return render(request, f"{template}#{name}", context)
     return render(request, template, context)
+
+
+@console_page
+def dashboard(request):
+    return render_page(request, "console/dashboard.html", "dashboard-live", {
+        "counts": selectors.dashboard_counts(),
+        "health": selectors.recovery_health(),
+        "flow": selectors.flow_health(),
+        "catalog": CATALOG,
+    })
+
+
+@console_page
+def paused_workflows(request):
+    form = PausedListForm(request.GET)
+    form.is_valid()
+    filters = form.filters()
+    page = selectors.paused_workflows_page(filters=filters)
+    return render_page(request, "console/paused_list.html", "paused-results", {
+        "form": form, "filters": filters, "page": page, "health": selectors.recovery_health(),
+    })
+
+
+@console_page
+def workflow_detail(request, workflow_id: int):
+    detail = selectors.workflow_detail(workflow_id=workflow_id)
+    if detail is None:
+        raise Http404(f"Workflow {workflow_id} does not exist.")
+    card_now = build_evidence_card(detail.evidence_now, baseline=detail.evidence_then) if detail.evidence_now else None
+    card_then = build_evidence_card(detail.evidence_then) if detail.evidence_then else None
+    reason = CATALOG.get(detail.workflow.pause_reason) if detail.workflow.pause_reason else None
+    return render_page(request, "console/workflow.html", ("workflow-live", "workflow-history"), {
+        "detail": detail, "workflow": detail.workflow, "card_now": card_now, "card_then": card_then,
+        "reason": reason,
+    })
+
+
+@console_page
+def locks(request):
+    form = LocksForm(request.GET)
+    form.is_valid()
+    data = getattr(form, "cleaned_data", {})
+    page = selectors.paused_locks_page(q=data.get("q") or "", after=data.get("after"))
+    return render_page(request, "console/locks.html", "locks-results", {"form": form, "page": page})
+
+
+@console_page
+def reason_codes(request):
+    counts = selectors.dashboard_counts().paused_by_reason
+    entries = [(CATALOG[r], counts.get(r.value, 0)) for r in REASON_ORDER]
+    return render_page(request, "console/reason_codes.html", "reason-catalog", {
+        "entries": entries, "corrections": list(Correction),
+    })
+
+
+@console_page
+def recovery_health(request):
+    cycles = selectors.recent_cycles(limit=120)
+    chronological = list(reversed(cycles))
+    finished = [c for c in chronological if c.finished_at]
+    return render_page(request, "console/recovery.html", "recovery-live", {
+        "health": selectors.recovery_health(),
+        "cycles": cycles[:50],
+        "duration_chart": line_chart([(c.started_at, c.duration_ms) for c in finished]),
+        "paused_chart": line_chart([(c.started_at, c.paused_total) for c in finished]),
+    })
+
+
+@console_page
+def flow_health(request):
+    flow = selectors.flow_health()
+    return render_page(request, "console/flow.html", "flow-live", {
+        "flow": flow,
+        "arrivals_chart": bar_chart([(m, a) for m, a, _ in flow.per_minute]),
+        "completions_chart": bar_chart([(m, c) for m, _, c in flow.per_minute]),
+    })
 
 
 def health(request):

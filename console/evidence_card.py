@@ -1,0 +1,283 @@
+"""The evidence card: expected (from the step) beside observed, field by field (pure).
+
+For the first incomplete step, every field the decision table looks at is listed with what
+the step expects and what the WMS holds; a field that disagrees is a mismatch and names the
+rule (recovery.decisions.Rule) that checks it. The rule that decided - the one that produced
+the pause reason - is the card's headline, and its mismatching fields are marked decisive.
+
+A paused workflow is evaluated as if it were ACTIVE: that is the table's verdict on the
+evidence (what "re-check" would find), not the "leave paused workflows alone" rule.
+"""
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from recovery.decisions import RULE_EXPLANATIONS, Decision, Rule, decide
+from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
+
+NONE = "—"
+# Pausing itself sets the step to PAUSED_RECOVERY: not a change worth pointing out.
+NOT_COMPARED = frozenset({"step.status"})
+
+
+class Check(StrEnum):
+    OK = "ok"
+    MISMATCH = "mismatch"
+    INFO = "info"  # shown for context; no rule compares it
+
+
+class ExpectedState(StrEnum):
+    PRE_MOVE = "pre-move"  # an active job: the move has not happened yet
+    TERMINAL = "terminal"  # only a finish job: the move has happened
+
+
+@dataclass(frozen=True)
+class CardField:
+    key: str  # stable across cards, to compare "as journaled" with "now"
+    label: str
+    expected: str
+    observed: str
+    check: Check
+    rule: Rule | None = None
+    decisive: bool = False
+    changed: bool = False  # observed differs from the baseline card (the journaled evidence)
+
+    @property
+    def mismatch(self) -> bool:
+        return self.check is Check.MISMATCH
+
+    @property
+    def rule_explanation(self) -> str:
+        return RULE_EXPLANATIONS[self.rule] if self.rule else ""
+
+
+@dataclass(frozen=True)
+class CardSection:
+    title: str
+    table: str
+    fields: tuple[CardField, ...]
+
+    @property
+    def mismatch_count(self) -> int:
+        return sum(f.mismatch for f in self.fields)
+
+
+@dataclass(frozen=True)
+class EvidenceCard:
+    workflow_id: int
+    workflow_status: str
+    step_no: int | None
+    decision: Decision
+    expected_state: ExpectedState | None
+    sections: tuple[CardSection, ...]
+    fingerprint: str
+
+    @property
+    def rule(self) -> Rule:
+        return self.decision.rule
+
+    @property
+    def rule_explanation(self) -> str:
+        return RULE_EXPLANATIONS[self.decision.rule]
+
+    @property
+    def reason(self) -> str | None:
+        return self.decision.reason.value if self.decision.reason else None
+
+    @property
+    def mismatches(self) -> list[CardField]:
+        return [f for s in self.sections for f in s.fields if f.mismatch]
+
+    @property
+    def decisive_fields(self) -> list[CardField]:
+        return [f for f in self.mismatches if f.decisive]
+
+    @property
+    def changed_fields(self) -> list[CardField]:
+        return [f for s in self.sections for f in s.fields if f.changed]
+
+    def field(self, key: str) -> CardField:
+        for section in self.sections:
+            for f in section.fields:
+                if f.key == key:
+                    return f
+        raise KeyError(key)
+
+
+def _text(value) -> str:
+    return NONE if value is None or value == "" else str(value)
+
+
+def table_decision(evidence: TidyRecoveryEvidence) -> Decision:
+    """The decision table's verdict on the evidence, a paused workflow taken as ACTIVE."""
+    if evidence.workflow_status == "PAUSED_RECOVERY":
+        evidence = replace(evidence, workflow_status="ACTIVE")
+    return decide(evidence)
+
+
+def _expected_state(ev: TidyRecoveryEvidence) -> ExpectedState | None:
+    if ev.step is None:
+        return None
+    if ev.active_job is not None:
+        return ExpectedState.PRE_MOVE
+    if ev.finish_job is not None:
+        return ExpectedState.TERMINAL
+    return None
+
+
+def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: str,
+                mismatch_rule: Rule) -> list[CardField]:
+    step = ev.step
+    if job is None:
+        return []
+    wrong = set(ev.job_mismatches(job))
+    expected = {
+        "job_id": ev.expected_job_id,
+        "in_or_out": f"{TIDY_MOVE} (tidy move)",
+        "tray_code": step.tray_code,
+        "cargo_space_id": step.cargo_space_id,
+        "target_cargo_space_id": step.target_cargo_space_id,
+    }
+    labels = {"job_id": "Job id", "in_or_out": "Type (in_or_out)", "tray_code": "Tray",
+              "cargo_space_id": "Source space", "target_cargo_space_id": "Target space"}
+    out = []
+    for name, label in labels.items():
+        bad = name in wrong
+        out.append(CardField(f"{prefix}.{name}", label, _text(expected[name]), _text(getattr(job, name)),
+                             Check.MISMATCH if bad else Check.OK, mismatch_rule if bad else None))
+    return out
+
+
+def _stock_and_space_fields(ev: TidyRecoveryEvidence, state: ExpectedState | None) -> tuple[list, list, list]:
+    step = ev.step
+    rule = {ExpectedState.PRE_MOVE: Rule.ACTIVE_JOB_NOT_PRE_MOVE,
+            ExpectedState.TERMINAL: Rule.FINISH_JOB_NOT_TERMINAL}.get(state)
+
+    def field(key, label, expected, observed, ok):
+        if state is None:
+            return CardField(key, label, expected, observed, Check.INFO)
+        return CardField(key, label, expected, observed, Check.OK if ok else Check.MISMATCH, None if ok else rule)
+
+    n = ev.stock_rows
+    at_src_exp = {ExpectedState.PRE_MOVE: "all rows", ExpectedState.TERMINAL: "0"}.get(state, NONE)
+    at_tgt_exp = {ExpectedState.PRE_MOVE: "0", ExpectedState.TERMINAL: "all rows"}.get(state, NONE)
+    at_src_ok = ev.stock_at_source_only if state is ExpectedState.PRE_MOVE else ev.stock_at_source == 0
+    at_tgt_ok = ev.stock_at_target_only if state is ExpectedState.TERMINAL else ev.stock_at_target == 0
+    stock = [
+        field("stock.rows", "Stock rows of the tray", "at least 1", str(n), n > 0),
+        field("stock.at_source", f"Rows at source {step.cargo_space_id}", at_src_exp,
+              f"{ev.stock_at_source} of {n}", at_src_ok),
+        field("stock.at_target", f"Rows at target {step.target_cargo_space_id}", at_tgt_exp,
+              f"{ev.stock_at_target} of {n}", at_tgt_ok),
+        CardField("stock.locations", "Booked at", NONE, ", ".join(ev.stock_locations) or "no stock rows", Check.INFO),
+    ]
+
+    def holds(exists: bool, tray: str | None) -> str:
+        if not exists:
+            return "space not in bas_cargo_space"
+        return tray if tray else "empty"
+
+    tray = step.tray_code
+    src_exp = {ExpectedState.PRE_MOVE: f"holds {tray}", ExpectedState.TERMINAL: "empty"}.get(state, NONE)
+    tgt_exp = {ExpectedState.PRE_MOVE: f"does not hold {tray}", ExpectedState.TERMINAL: f"holds {tray}"}.get(
+        state, NONE)
+    src_ok = ev.source_tray_code == tray if state is ExpectedState.PRE_MOVE else ev.source_tray_code is None
+    tgt_ok = ev.target_tray_code != tray if state is ExpectedState.PRE_MOVE else ev.target_tray_code == tray
+    source = [field("source.tray", f"Source {step.cargo_space_id}", src_exp,
+                    holds(ev.source_exists, ev.source_tray_code), src_ok)]
+    target = [field("target.tray", f"Target {step.target_cargo_space_id}", tgt_exp,
+                    holds(ev.target_exists, ev.target_tray_code), tgt_ok)]
+    return stock, source, target
+
+
+def build_evidence_card(evidence: TidyRecoveryEvidence, *,
+                        baseline: TidyRecoveryEvidence | None = None) -> EvidenceCard:
+    """The card for `evidence`; with `baseline` (the journaled evidence), fields whose observed
+    value differs from the baseline's are marked `changed`."""
+    ev = evidence
+    decision = table_decision(ev)
+    state = _expected_state(ev)
+    sections: list[CardSection] = []
+
+    if ev.step is None:
+        sections.append(CardSection("Workflow", "alg.tidy_workflow", (
+            CardField("workflow.steps", "Steps completed", f"{ev.step_count} of {ev.step_count}",
+                      f"{ev.completed_step_count} of {ev.step_count}", Check.INFO),
+            CardField("workflow.active_jobs", "Active TDY jobs of the workflow", "0", str(ev.active_tidy_job_count),
+                      Check.OK if ev.active_tidy_job_count == 0 else Check.MISMATCH,
+                      None if ev.active_tidy_job_count == 0 else Rule.COMPLETED_WITH_ACTIVE_JOB),
+        )))
+    else:
+        step = ev.step
+        sections.append(CardSection(f"Step {step.step_no} (first incomplete)", "alg.tidy_step", (
+            CardField("step.status", "Step status", NONE, _text(step.status), Check.INFO),
+            CardField("step.tray", "Tray", NONE, step.tray_code, Check.INFO),
+            CardField("step.source", "Source space", NONE, step.cargo_space_id, Check.INFO),
+            CardField("step.target", "Target space", NONE, step.target_cargo_space_id, Check.INFO),
+            CardField("step.job_id", "Deterministic job id", NONE, ev.expected_job_id, Check.INFO),
+        )))
+
+        active, finished = ev.active_job, ev.finish_job
+        if active is not None and finished is not None:
+            presence_rule, expected_active, expected_finish = Rule.ACTIVE_AND_FINISHED, "only one of the two", \
+                "only one of the two"
+        elif active is None and finished is None:
+            presence_rule, expected_active, expected_finish = Rule.NO_JOB, "present (or archived)", \
+                "present (or active)"
+        else:
+            presence_rule, expected_active, expected_finish = None, NONE, NONE
+        presence_check = Check.MISMATCH if presence_rule else Check.INFO
+
+        active_fields = [CardField("active.present", "Row in mydo_job", expected_active,
+                                   "present" if active else "none", presence_check, presence_rule)]
+        if active is not None:
+            active_fields += _job_fields(ev, active, prefix="active", mismatch_rule=Rule.ACTIVE_JOB_MISMATCH)
+            status_ok = active.status in ACTIVE_JOB_STATUSES
+            active_fields.append(CardField(
+                "active.status", "Status", "1, 2 or 3 (created, dispatched, executing)", _text(active.status),
+                Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.ACTIVE_JOB_BAD_STATUS))
+        sections.append(CardSection("Active job", "mydo_job", tuple(active_fields)))
+
+        finish_fields = [CardField("finish.present", "Row in mydo_job_finish", expected_finish,
+                                   "present" if finished else "none", presence_check, presence_rule)]
+        if finished is not None:
+            finish_fields += _job_fields(ev, finished, prefix="finish", mismatch_rule=Rule.FINISH_JOB_MISMATCH)
+            status_ok = finished.status == FINISHED_JOB_STATUS
+            finish_fields.append(CardField(
+                "finish.status", "Status", f"{FINISHED_JOB_STATUS} (finished)", _text(finished.status),
+                Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.FINISH_JOB_NOT_TERMINAL))
+            count_ok = ev.finish_job_count == 1
+            finish_fields.append(CardField(
+                "finish.count", "Archive rows with this id", "1", str(ev.finish_job_count),
+                Check.OK if count_ok else Check.MISMATCH, None if count_ok else Rule.FINISH_JOB_DUPLICATED))
+        sections.append(CardSection("Finished job", "mydo_job_finish", tuple(finish_fields)))
+
+        stock, source, target = _stock_and_space_fields(ev, state)
+        sections.append(CardSection("Stock", "bas_stock", tuple(stock)))
+        sections.append(CardSection("Spaces", "bas_cargo_space", tuple(source + target)))
+
+    sections.append(CardSection("Locks", "alg.tidy_space_lock", (
+        CardField("locks.count", "Spaces locked by the workflow", NONE, str(ev.lock_count), Check.INFO),
+    )))
+
+    baseline_observed: dict[str, str] | None = None
+    if baseline is not None:
+        base = build_evidence_card(baseline)
+        baseline_observed = {f.key: f.observed for s in base.sections for f in s.fields}
+
+    def finish(f: CardField) -> CardField:
+        decisive = f.mismatch and f.rule is decision.rule
+        changed = (baseline_observed is not None and f.key not in NOT_COMPARED
+                   and baseline_observed.get(f.key) != f.observed)
+        return replace(f, decisive=decisive, changed=changed)
+
+    sections = [replace(s, fields=tuple(finish(f) for f in s.fields)) for s in sections]
+    return EvidenceCard(
+        workflow_id=ev.workflow_id,
+        workflow_status=ev.workflow_status,
+        step_no=ev.step.step_no if ev.step else None,
+        decision=decision,
+        expected_state=state,
+        sections=tuple(sections),
+        fingerprint=ev.fingerprint,
+    )

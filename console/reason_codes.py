@@ -1,0 +1,215 @@
+"""The reason-code runbook (design §6): what each pause reason means, what to check on the
+floor, and which corrections are allowed for it.
+
+One module read by the catalog page, the paused list, the workflow page and the repair flow,
+so the runbook a supervisor reads and the actions an operator is offered never disagree.
+The allowed corrections are an upper bound per reason: the repair flow still checks each
+action's preconditions on the current evidence (design §6) before it offers it.
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from recovery.decisions import RULE_EXPLANATIONS, Reason, Rule
+
+
+class Correction(StrEnum):
+    """The four corrections of design §6."""
+
+    RECHECK = "recheck"
+    REISSUE = "reissue"
+    RECONCILE = "reconcile"
+    CANCEL = "cancel"
+
+
+CORRECTION_LABELS: dict[Correction, str] = {
+    Correction.RECHECK: "Re-check and resume",
+    Correction.REISSUE: "Re-issue job",
+    Correction.RECONCILE: "Reconcile to physical location",
+    Correction.CANCEL: "Cancel workflow and release locks",
+}
+
+CORRECTION_EFFECTS: dict[Correction, str] = {
+    Correction.RECHECK: "Re-evaluate the evidence now; resume only if the decision table no longer pauses.",
+    Correction.REISSUE: "Create the deterministic job TDY-<workflow>-<step> again (status 1); step DISPATCHED, "
+                        "workflow ACTIVE.",
+    Correction.RECONCILE: "Correct stock and space records to where the tray physically is (source or target), "
+                          "archive or re-issue the job accordingly, advance or resume the step.",
+    Correction.CANCEL: "Remaining steps and the workflow CANCELLED, locks released; jobs archived, never deleted. "
+                       "Proposed by one shift lead, applied when another approves.",
+}
+
+# Which role may apply a correction (console.roles): shift leads cancel, operators the rest.
+CORRECTION_ROLE: dict[Correction, str] = {
+    Correction.RECHECK: "operator",
+    Correction.REISSUE: "operator",
+    Correction.RECONCILE: "operator",
+    Correction.CANCEL: "shift lead",
+}
+
+
+@dataclass(frozen=True)
+class AllowedCorrection:
+    correction: Correction
+    why: str
+
+    @property
+    def label(self) -> str:
+        return CORRECTION_LABELS[self.correction]
+
+    @property
+    def effect(self) -> str:
+        return CORRECTION_EFFECTS[self.correction]
+
+    @property
+    def role(self) -> str:
+        return CORRECTION_ROLE[self.correction]
+
+
+@dataclass(frozen=True)
+class ReasonCode:
+    code: Reason
+    title: str
+    meaning: str
+    rules: tuple[Rule, ...]  # the decision-table rules that produce this reason
+    floor_checks: tuple[str, ...]
+    allowed: tuple[AllowedCorrection, ...]
+    not_allowed: tuple[AllowedCorrection, ...] = ()  # corrections refused, with the reason why
+
+    @property
+    def anchor(self) -> str:
+        return self.code.value
+
+    @property
+    def rule_explanations(self) -> list[tuple[Rule, str]]:
+        return [(rule, RULE_EXPLANATIONS[rule]) for rule in self.rules]
+
+    @property
+    def corrections(self) -> tuple[Correction, ...]:
+        return tuple(a.correction for a in self.allowed)
+
+
+_RECHECK_WHY = ("Always offered: it only re-runs the decision table on the current evidence, so it can never "
+                "do more than recovery itself would.")
+_CANCEL_WHY = ("Always possible for an abandoned tidy; it releases the spaces, so it needs a shift lead and a "
+               "second shift lead's approval.")
+
+CATALOG: dict[Reason, ReasonCode] = {
+    Reason.JOB_MISSING: ReasonCode(
+        code=Reason.JOB_MISSING,
+        title="Move job missing",
+        meaning=("The step's move job TDY-<workflow>-<step> is in neither mydo_job (active) nor mydo_job_finish "
+                 "(archive). The WMS has no record that the move was ever sent or finished, so recovery cannot "
+                 "tell whether the tray moved."),
+        rules=(Rule.NO_JOB,),
+        floor_checks=(
+            "Find the tray (its code is on the step) and note the space it physically stands in.",
+            "Compare with the step's source and target spaces.",
+            "Ask WCS / the vehicle operator whether a move for this tray is still running; wait until none is.",
+        ),
+        allowed=(
+            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the job row was restored in the WMS."),
+            AllowedCorrection(Correction.REISSUE,
+                              "The only reason whose preconditions can hold: no active and no finished job "
+                              "exists. Offered only while the pre-move state holds (stock and tray still at "
+                              "the source, target free), so the re-issued move starts from where it should."),
+            AllowedCorrection(Correction.RECONCILE,
+                              "When the tray is found at the target (it moved, but the job row was lost), the "
+                              "records are corrected to the target and the step advances; found at the source, "
+                              "the job is re-issued."),
+            AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
+        ),
+    ),
+    Reason.JOB_MISMATCH: ReasonCode(
+        code=Reason.JOB_MISMATCH,
+        title="Move job does not match the step",
+        meaning=("A job with the step's id exists, but its type (in_or_out), tray, source or target differs "
+                 "from the step, or the same job id is both active and archived. The WMS holds two "
+                 "contradicting versions of the move."),
+        rules=(Rule.ACTIVE_JOB_MISMATCH, Rule.FINISH_JOB_MISMATCH, Rule.ACTIVE_AND_FINISHED),
+        floor_checks=(
+            "Read the highlighted fields: which tray and which spaces does the job name, and which does the step?",
+            "Find the step's tray and the job's tray on the floor; note where each physically is.",
+            "Check whether the job's source or target space holds an unexpected tray.",
+        ),
+        allowed=(
+            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the job row was corrected in the WMS."),
+            AllowedCorrection(Correction.RECONCILE,
+                              "The operator states where the step's tray physically is; records are set to that "
+                              "location and the contradicting job is archived (kept, never deleted)."),
+            AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
+        ),
+        not_allowed=(
+            AllowedCorrection(Correction.REISSUE,
+                              "A job with the deterministic id already exists (active or archived); re-issuing "
+                              "would create a second, competing move for the same step."),
+        ),
+    ),
+    Reason.ACTIVE_EVIDENCE_INVALID: ReasonCode(
+        code=Reason.ACTIVE_EVIDENCE_INVALID,
+        title="Active job, but inventory is not in the pre-move state",
+        meaning=("A matching active job exists, but the stock rows or the source/target spaces are not where a "
+                 "move that has not finished would leave them (stock at source, source holds the tray, target "
+                 "does not) - or the job's status is not 1, 2 or 3, or every step is complete while a tidy job "
+                 "is still active. Typically the tray moved but the job was never archived."),
+        rules=(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Rule.ACTIVE_JOB_BAD_STATUS, Rule.COMPLETED_WITH_ACTIVE_JOB),
+        floor_checks=(
+            "Find the tray: is it at the step's source or at its target?",
+            "Check the job's status on the WCS screen: is the vehicle still executing it?",
+            "Compare the stock rows' spaces with where the tray physically is.",
+        ),
+        allowed=(
+            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it once the WCS finished the job normally."),
+            AllowedCorrection(Correction.RECONCILE,
+                              "The operator states where the tray is; at the target the active job is archived "
+                              "and the step advances, at the source the records are reset to the pre-move state."),
+            AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
+        ),
+        not_allowed=(
+            AllowedCorrection(Correction.REISSUE,
+                              "The job still exists in mydo_job; a second job with the same id cannot be created."),
+        ),
+    ),
+    Reason.FINISH_EVIDENCE_INVALID: ReasonCode(
+        code=Reason.FINISH_EVIDENCE_INVALID,
+        title="Finished job, but inventory is not in the terminal state",
+        meaning=("A matching job is archived in mydo_job_finish, but its status is not 4, it is archived more "
+                 "than once, or the stock rows and spaces are not where a finished move leaves them (stock at "
+                 "target, source empty, target holds the tray). The WMS says the move finished; the inventory "
+                 "records disagree."),
+        rules=(Rule.FINISH_JOB_NOT_TERMINAL, Rule.FINISH_JOB_DUPLICATED),
+        floor_checks=(
+            "Find the tray: is it at the step's target (the move happened) or still at the source?",
+            "Check the stock rows: are some of the tray's SKUs booked at a third space?",
+            "Check the source space: does it hold another tray?",
+        ),
+        allowed=(
+            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the stock or space rows were fixed."),
+            AllowedCorrection(Correction.RECONCILE,
+                              "The operator states where the tray is; records are corrected to that location "
+                              "and the step advances (target) or is resumed (source) with an operator stage."),
+            AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
+        ),
+        not_allowed=(
+            AllowedCorrection(Correction.REISSUE,
+                              "The job id is already archived; the deterministic id cannot be issued twice."),
+        ),
+    ),
+}
+
+REASON_ORDER: tuple[Reason, ...] = (
+    Reason.JOB_MISSING, Reason.JOB_MISMATCH, Reason.ACTIVE_EVIDENCE_INVALID, Reason.FINISH_EVIDENCE_INVALID,
+)
+
+
+def reason_code(code: str | None) -> ReasonCode | None:
+    """The catalog entry for a pause reason, or None for a code the catalog does not know."""
+    try:
+        return CATALOG[Reason(code)]
+    except ValueError:
+        return None
+
+
+def allowed_corrections(code: str | None) -> tuple[Correction, ...]:
+    entry = reason_code(code)
+    return entry.corrections if entry else (Correction.RECHECK, Correction.CANCEL)

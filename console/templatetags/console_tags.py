@@ -1,0 +1,93 @@
+"""Template helpers: local times with relative ages, reason-code links, list URLs."""
+
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+from django import template
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from console.reason_codes import CORRECTION_LABELS, reason_code
+
+register = template.Library()
+
+
+def format_duration(delta: timedelta | None) -> str:
+    """A short, human duration: '45 s', '12 min', '3 h 05 min', '2 d 4 h'."""
+    if delta is None:
+        return "—"
+    seconds = int(delta.total_seconds())
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(seconds)
+    if seconds < 60:
+        return f"{sign}{seconds} s"
+    minutes, _ = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{sign}{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{sign}{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{sign}{days} d {hours} h"
+
+
+@register.filter
+def duration(value) -> str:
+    """A timedelta, or seconds, as a short duration."""
+    if isinstance(value, int | float):
+        value = timedelta(seconds=value)
+    return format_duration(value)
+
+
+@register.filter
+def age(value: datetime | None) -> str:
+    """How long ago `value` was, e.g. '3 h 05 min'."""
+    if value is None:
+        return "—"
+    return format_duration(timezone.now() - value)
+
+
+@register.filter
+def when(value: datetime | None, style: str = "") -> str:
+    """<time> with the warehouse-local date and time, and the age: '01 Dec 03:04 (5 min ago)'."""
+    if value is None:
+        return format_html('<span class="muted">never</span>')
+    local = timezone.localtime(value)
+    full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
+    short = local.strftime("%H:%M:%S") if local.date() == timezone.localdate() else local.strftime("%d %b %H:%M")
+    if style == "age":
+        return format_html('<time datetime="{}" title="{}">{} ago</time>', value.isoformat(), full, age(value))
+    return format_html('<time datetime="{}" title="{}">{} <span class="ago">({} ago)</span></time>',
+                       value.isoformat(), full, short, age(value))
+
+
+@register.filter
+def reason_link(code: str | None):
+    """A pause reason linked to its entry in the reason-code catalog."""
+    if not code:
+        return format_html('<span class="muted">none</span>')
+    entry = reason_code(code)
+    url = reverse("reason-codes") + f"#{code}"
+    title = entry.title if entry else "Not in the catalog"
+    return format_html('<a class="reason" href="{}" title="{}"><code>{}</code></a>', url, title, code)
+
+
+@register.filter
+def correction_label(value) -> str:
+    return CORRECTION_LABELS.get(value, str(value))
+
+
+@register.simple_tag
+def paused_url(filters, **changes) -> str:
+    """The paused list's URL for `filters` with `changes` (a cursor's `after`/`before` included)."""
+    position = {k: v for k, v in changes.items() if k in {"after", "before"} and v}
+    params = filters.params(**{k: v for k, v in changes.items() if k not in {"after", "before"}})
+    params.update(position)
+    query = urlencode(params)
+    return reverse("paused-workflows") + (f"?{query}" if query else "")
+
+
+@register.filter
+def get(mapping, key):
+    return mapping.get(key) if mapping else None

@@ -1,0 +1,97 @@
+"""The evidence card: for every pause row of the decision table, exactly the fields that
+disagree are highlighted, and the decisive ones carry the rule that produced the reason."""
+
+import pytest
+from django.db import connection
+
+from console.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
+from recovery.cycle import run_cycle
+from recovery.decisions import Action, Reason, Rule
+from recovery.evidence import evidence_for_workflow, evidence_from_json
+from recovery.models import RecoveryDecision
+from recovery.scenarios import EXPECTED
+
+SPACES = ("stock.at_source", "stock.at_target", "source.tray", "target.tray")
+
+# kind -> (rule that decides, the mismatching fields, all of them decisive)
+PAUSES = {
+    "completed_job_active": (Rule.COMPLETED_WITH_ACTIVE_JOB, {"workflow.active_jobs"}),
+    "active_not_pre_move": (Rule.ACTIVE_JOB_NOT_PRE_MOVE, set(SPACES)),
+    "active_bad_status": (Rule.ACTIVE_JOB_BAD_STATUS, {"active.status"}),
+    "active_mismatch": (Rule.ACTIVE_JOB_MISMATCH, {"active.tray_code"}),
+    "finish_mismatch": (Rule.FINISH_JOB_MISMATCH, {"finish.target_cargo_space_id"}),
+    "active_and_finished": (Rule.ACTIVE_AND_FINISHED, {"active.present", "finish.present"}),
+    "finish_not_terminal": (Rule.FINISH_JOB_NOT_TERMINAL, set(SPACES)),
+    "finish_bad_status": (Rule.FINISH_JOB_NOT_TERMINAL, {"finish.status"}),
+    "job_missing": (Rule.NO_JOB, {"active.present", "finish.present"}),
+}
+
+
+def test_it_covers_every_pause_kind_of_the_scenarios():
+    assert set(PAUSES) == {k for k, (action, _) in EXPECTED.items() if action == "PAUSE"}
+
+
+@pytest.mark.parametrize("kind", sorted(PAUSES))
+def test_it_highlights_exactly_the_fields_behind_the_pause(wms, kind):
+    built = wms.build(kind)
+    rule, fields = PAUSES[kind]
+    card = build_evidence_card(evidence_for_workflow(built.workflow_id))
+
+    assert card.rule is rule
+    assert card.reason == EXPECTED[kind][1]
+    assert {f.key for f in card.mismatches} == fields
+    assert {f.key for f in card.decisive_fields} == fields
+    assert all(f.rule is rule and f.check is Check.MISMATCH for f in card.mismatches)
+
+
+def test_it_shows_what_the_table_says_for_a_paused_workflow_not_just_leave(wms):
+    built = wms.build("job_missing")
+    run_cycle()
+    evidence = evidence_for_workflow(built.workflow_id)
+    assert evidence.workflow_status == "PAUSED_RECOVERY"
+
+    card = build_evidence_card(evidence)
+    assert (card.decision.action, card.rule, card.reason) == (Action.PAUSE, Rule.NO_JOB, Reason.JOB_MISSING.value)
+
+
+@pytest.mark.parametrize("kind,action,state", [
+    ("healthy", Action.LEAVE, ExpectedState.PRE_MOVE),
+    ("finish_terminal", Action.ADVANCE, ExpectedState.TERMINAL),
+])
+def test_it_has_no_mismatch_when_the_evidence_is_consistent(wms, kind, action, state):
+    built = wms.build(kind)
+    card = build_evidence_card(evidence_for_workflow(built.workflow_id))
+    assert card.decision.action is action
+    assert card.expected_state is state
+    assert card.mismatches == []
+    assert card.field("stock.at_source").check is Check.OK
+
+
+def test_it_names_expected_and_observed_values(wms):
+    built = wms.build("active_mismatch")
+    mv = built.moves[0]
+    card = build_evidence_card(evidence_for_workflow(built.workflow_id))
+    tray = card.field("active.tray_code")
+    assert tray.expected == mv.tray_code
+    assert tray.observed != mv.tray_code and tray.observed.startswith("T")
+    assert card.field("active.cargo_space_id").observed == mv.source
+    assert card.field("active.cargo_space_id").check is Check.OK
+
+
+def test_it_marks_what_changed_since_the_journaled_evidence(wms):
+    built = wms.build("active_not_pre_move")
+    run_cycle()
+    journaled = evidence_from_json(RecoveryDecision.objects.get(workflow_id=built.workflow_id).evidence)
+    same = build_evidence_card(evidence_for_workflow(built.workflow_id), baseline=journaled)
+    assert same.changed_fields == []  # pausing itself (step status) is not a change
+
+    mv = built.moves[0]
+    with connection.cursor() as cursor:  # someone puts the tray back at the source in the WMS
+        cursor.execute("UPDATE bas_stock SET cargo_space_id = %s WHERE tray_code = %s", [mv.source, mv.tray_code])
+        cursor.execute("UPDATE bas_cargo_space SET tray_code = %s WHERE cargo_space_id = %s", [mv.tray_code, mv.source])
+        cursor.execute("UPDATE bas_cargo_space SET tray_code = NULL WHERE cargo_space_id = %s", [mv.target])
+    now = build_evidence_card(evidence_for_workflow(built.workflow_id), baseline=journaled)
+
+    assert {f.key for f in now.changed_fields} == {*SPACES, "stock.locations"}
+    assert now.mismatches == []
+    assert table_decision(evidence_for_workflow(built.workflow_id)).action is Action.LEAVE
