@@ -35,6 +35,7 @@ class Command(BaseCommand):
         embedded = settings.EMBEDDED_DATABASE
         demo = embedded or options["demo"]
         call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)  # whitenoise serves STATIC_ROOT
         if demo:
             call_command("wms_schema", verbosity=0)
         elif missing := missing_tables():
