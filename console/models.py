@@ -1,0 +1,131 @@
+"""The console's own tables: the repair audit trail, cancel proposals (four eyes), batches.
+
+RepairAudit is append-only in the database itself: migration 0002 installs a trigger that
+refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table (design §6). Refused
+attempts are rows too. Proposals and batches are ordinary mutable rows; every state change of
+a proposal also writes an audit row, so its history comes from the audit, not from the row.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RepairAction(models.TextChoices):
+    RECHECK = "RECHECK", "Re-check and resume"
+    REISSUE = "REISSUE", "Re-issue job"
+    RECONCILE_SOURCE = "RECONCILE_SOURCE", "Reconcile: tray is at the source"
+    RECONCILE_TARGET = "RECONCILE_TARGET", "Reconcile: tray is at the target"
+    CANCEL_PROPOSE = "CANCEL_PROPOSE", "Propose cancel and release"
+    CANCEL_APPROVE = "CANCEL_APPROVE", "Approve cancel and release"
+    CANCEL_REJECT = "CANCEL_REJECT", "Reject cancel and release"
+
+
+class RepairBatch(models.Model):
+    """One batch re-check: a reason given once, one audit row per workflow linked back here."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason_code = models.CharField(max_length=64)
+    reason_text = models.TextField()
+    idempotency_key = models.CharField(max_length=64, unique=True)
+    selection = models.JSONField(help_text="the filters or ids the batch was chosen by")
+    workflow_count = models.IntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"batch re-check {self.pk} ({self.workflow_count} workflows)"
+
+
+class CancelProposal(models.Model):
+    """Cancel-and-release, proposed by one shift lead and applied when another approves."""
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING"
+        APPLIED = "APPLIED"
+        REJECTED = "REJECTED"
+        STALE = "STALE"  # the evidence changed after the proposal: it can no longer be approved
+
+    workflow_id = models.BigIntegerField(db_index=True)
+    proposed_at = models.DateTimeField(auto_now_add=True)
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reason_code = models.CharField(max_length=64)
+    reason_text = models.TextField()
+    fingerprint = models.CharField(max_length=64, help_text="the evidence fingerprint the proposer previewed")
+    evidence = models.JSONField()
+    idempotency_key = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="+")
+
+    class Meta:
+        ordering = ["-proposed_at"]
+        constraints = [
+            # At most one open proposal per workflow.
+            models.UniqueConstraint(fields=["workflow_id"], condition=Q(status="PENDING"),
+                                    name="cancel_proposal_one_pending_per_workflow"),
+        ]
+
+    def __str__(self):
+        return f"cancel proposal {self.pk} for workflow {self.workflow_id} ({self.status})"
+
+
+class RepairAudit(models.Model):
+    """One row per repair attempt, applied or refused. Never updated, never deleted."""
+
+    class Stage(models.TextChoices):
+        PREVIEW = "PREVIEW"
+        APPLY = "APPLY"
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                             related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+    action = models.CharField(max_length=32, choices=RepairAction.choices)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.APPLY)
+    workflow_id = models.BigIntegerField(null=True, blank=True)
+    step_id = models.BigIntegerField(null=True, blank=True)
+    pause_reason = models.CharField(max_length=64, blank=True, help_text="the workflow's pause reason before")
+    reason_code = models.CharField(max_length=64, blank=True)
+    reason_text = models.TextField(blank=True)
+    inputs = models.JSONField(default=dict, help_text="what the operator typed or scanned")
+    fingerprint_previewed = models.CharField(max_length=64, blank=True)
+    fingerprint_before = models.CharField(max_length=64, blank=True)
+    fingerprint_after = models.CharField(max_length=64, blank=True)
+    evidence_before = models.JSONField(null=True, blank=True)
+    evidence_after = models.JSONField(null=True, blank=True)
+    changes = models.JSONField(default=list, help_text="every row changed: table, key, before, after")
+    outcome = models.CharField(max_length=64, help_text="APPLIED, PROPOSED, REJECTED or REFUSED:<why>")
+    message = models.TextField(blank=True)
+    decision_after = models.CharField(max_length=200, blank=True,
+                                      help_text="what the decision table says after the attempt")
+    consistent_after = models.BooleanField(default=False,
+                                           help_text="not paused, and the table would not pause it")
+    idempotency_key = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    proposal = models.ForeignKey(CancelProposal, on_delete=models.PROTECT, null=True, blank=True,
+                                 related_name="audit")
+    batch = models.ForeignKey(RepairBatch, on_delete=models.PROTECT, null=True, blank=True, related_name="audit")
+    duration_ms = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["workflow_id", "-id"]),
+            models.Index(fields=["username", "-id"]),
+            models.Index(fields=["action", "-id"]),
+        ]
+
+    def __str__(self):
+        return f"{self.action} {self.outcome} on workflow {self.workflow_id} by {self.username}"
+
+    @property
+    def applied(self) -> bool:
+        return not self.outcome.startswith("REFUSED")
+
+    @property
+    def refusal(self) -> str:
+        return self.outcome.split(":", 1)[1] if self.outcome.startswith("REFUSED:") else ""

@@ -1,0 +1,100 @@
+"""Forms of the repair flow and the audit page (console/forms.py holds the list filters).
+
+The repair forms only carry the input: whether a reason code is allowed, whether a written
+reason is long enough and whether scanned codes match are decided (and audited) by the
+service in console.repair, which maps its refusals back onto these fields.
+"""
+
+import uuid
+
+from django import forms
+
+from console import repair_codes
+from console.models import RepairAction
+from console.repair import BATCH_LIMIT, REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex
+
+
+class ReasonFields(forms.Form):
+    reason_code = forms.CharField(required=False, label="Reason code", widget=forms.Select)
+    reason_text = forms.CharField(
+        required=False, label="Written reason", strip=True, max_length=REASON_MAX_LENGTH,
+        help_text=f"At least {REASON_MIN_LENGTH} characters: what you saw, what you checked, why this action.",
+        widget=forms.Textarea(attrs={"rows": 3, "minlength": REASON_MIN_LENGTH}))
+
+    def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
+        super().__init__(*args, **kwargs)
+        codes = repair_codes.codes_for(action, pause_reason)
+        self.fields["reason_code"].widget.choices = [("", "Choose a reason code")] + [
+            (c.code, f"{c.label} ({c.code})") for c in codes]
+
+
+class RepairForm(ReasonFields):
+    """Reason (all actions) plus, for reconcile, the codes read on the floor."""
+
+    tray_code = forms.CharField(required=False, label="Tray code (scan or type)", max_length=200,
+                                widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
+                                                              "spellcheck": "false", "inputmode": "text"}))
+    space_code = forms.CharField(required=False, label="Space code where the tray stands (scan or type)",
+                                 max_length=200,
+                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
+                                                               "spellcheck": "false"}))
+
+    def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
+        super().__init__(*args, action=action, pause_reason=pause_reason, **kwargs)
+        if action not in RECONCILE:
+            del self.fields["tray_code"]
+            del self.fields["space_code"]
+
+
+class ConfirmFields(forms.Form):
+    fingerprint = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    idempotency_key = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+
+class ProposalDecisionForm(ReasonFields, ConfirmFields):
+    fingerprint = forms.CharField(widget=forms.HiddenInput, max_length=64, required=False)
+
+
+class BatchSelectForm(forms.Form):
+    """The paused list's filters, for choosing the workflows of a batch re-check."""
+
+    pause_reason = forms.CharField(required=False, label="Pause reason", widget=forms.Select)
+    origin = forms.ChoiceField(required=False, choices=[("", "Any origin"), ("AUTOMATIC", "AUTOMATIC"),
+                                                        ("MANUAL", "MANUAL")])
+
+    def __init__(self, *args, reasons: list[str] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pause_reason"].widget.choices = [("", "Any reason")] + [(r, r) for r in reasons]
+
+
+class BatchApplyForm(ReasonFields):
+    idempotency_key = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, action=RepairAction.RECHECK, pause_reason=None, **kwargs)
+
+
+REASON_CHOICES = [("", "Any reason")] + [(c.code, c.code) for c in repair_codes.REASON_CODES]
+LOCAL_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"})
+
+
+class AuditFilterForm(forms.Form):
+    user = forms.CharField(required=False, label="User", max_length=150)
+    action = forms.ChoiceField(required=False, choices=[("", "Any action"), *RepairAction.choices])
+    reason_code = forms.ChoiceField(required=False, label="Reason code",
+                                    choices=REASON_CHOICES)
+    outcome = forms.ChoiceField(required=False, choices=[("", "Any outcome"), ("APPLIED", "Applied"),
+                                                         ("PROPOSED", "Proposed"), ("REJECTED", "Rejected"),
+                                                         ("REFUSED", "Refused")])
+    workflow = forms.IntegerField(required=False, min_value=1, label="Workflow")
+    batch = forms.IntegerField(required=False, min_value=1, label="Batch")
+    since = forms.DateTimeField(required=False, label="From", widget=LOCAL_TIME)
+    until = forms.DateTimeField(required=False, label="Until", widget=LOCAL_TIME)
+
+
+__all__ = ["BATCH_LIMIT", "AuditFilterForm", "BatchApplyForm", "BatchSelectForm", "ConfirmFields",
+           "ProposalDecisionForm", "RepairForm", "new_key"]

@@ -1,0 +1,356 @@
+"""Repair pages: thin views over console.repair (services) and console.repair_selectors.
+
+Every POST view: sign-in required (anonymous -> sign-in page), GET refused with 405, the role
+checked by the service (403 and an audited refusal). Form errors re-render at 200; refused
+applies answer 409 (403 for a role) with the refusal and the current evidence.
+"""
+
+import csv
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from console import repair, repair_selectors, roles
+from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
+from console.repair_forms import (
+    AuditFilterForm,
+    BatchApplyForm,
+    BatchSelectForm,
+    ProposalDecisionForm,
+    RepairForm,
+    new_key,
+)
+
+SLUGS = {
+    "recheck": RepairAction.RECHECK,
+    "reissue": RepairAction.REISSUE,
+    "reconcile-source": RepairAction.RECONCILE_SOURCE,
+    "reconcile-target": RepairAction.RECONCILE_TARGET,
+    "cancel": RepairAction.CANCEL_PROPOSE,
+}
+SLUG_OF = {v: k for k, v in SLUGS.items()}
+
+
+def viewer_required(view):
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not roles.can_view(request.user):
+            raise PermissionDenied("Your account has no console role.")
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapped)
+
+
+def post_only(view):
+    """Sign-in first (anonymous -> sign-in page), then POST only (405 otherwise)."""
+    return login_required(require_POST(view))
+
+
+def _action(slug: str) -> str:
+    if slug not in SLUGS:
+        raise Http404(f"No repair action {slug!r}.")
+    return SLUGS[slug]
+
+
+def _request_from(form_data, workflow_id: int, action: str) -> repair.RepairRequest:
+    return repair.RepairRequest(
+        action=action, workflow_id=workflow_id,
+        reason_code=(form_data.get("reason_code") or "")[:64],
+        reason_text=(form_data.get("reason_text") or "")[: repair.REASON_MAX_LENGTH + 1],
+        tray_code=(form_data.get("tray_code") or "")[:200], space_code=(form_data.get("space_code") or "")[:200])
+
+
+def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
+    ctx = repair_selectors.workflow_context(workflow_id=workflow_id)
+    return render(request, "repair/action_form.html", {
+        "workflow_id": workflow_id, "action": action, "action_label": RepairAction(action).label,
+        "slug": SLUG_OF[action], "form": form, "ctx": ctx, "refused": refused,
+        "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
+        "pause_reason": repair_selectors.pause_reason(workflow_id=workflow_id),
+        "min_length": repair.REASON_MIN_LENGTH,
+    }, status=status)
+
+
+def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | None, action: str | None = None):
+    return render(request, "repair/refused.html", {
+        "refused": refused, "audit": refused.audit, "evidence": refused.evidence, "workflow_id": workflow_id,
+        "slug": SLUG_OF.get(action) if action else None,
+    }, status=refused.http_status)
+
+
+# --- the workflow's repair page --------------------------------------------------------------------
+
+
+@viewer_required
+@require_GET
+def workflow_repair(request, workflow_id: int):
+    ctx = repair_selectors.workflow_context(workflow_id=workflow_id)
+    if ctx is None:
+        raise Http404(f"Workflow {workflow_id} does not exist.")
+    return render(request, "repair/workflow.html", {"workflow_id": workflow_id, "ctx": ctx,
+                                                    "evidence": ctx.evidence})
+
+
+@viewer_required
+@require_GET
+def action_form(request, workflow_id: int, slug: str):
+    action = _action(slug)
+    if not repair.permitted(request.user, action):
+        raise PermissionDenied("Your role may not take this action.")
+    if repair_selectors.workflow_context(workflow_id=workflow_id) is None:
+        raise Http404(f"Workflow {workflow_id} does not exist.")
+    form = RepairForm(action=action, pause_reason=repair_selectors.pause_reason(workflow_id=workflow_id))
+    return _form_page(request, workflow_id, action, form)
+
+
+@post_only
+def action_preview(request, workflow_id: int, slug: str):
+    action = _action(slug)
+    pause_reason = repair_selectors.pause_reason(workflow_id=workflow_id)
+    form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
+    form.is_valid()
+    req = _request_from(request.POST, workflow_id, action)
+    try:
+        preview = repair.repair_preview(user=request.user, request=req)
+    except repair.RepairRefused as refused:
+        if refused.code == repair.Refusal.FORBIDDEN:
+            return _refused_page(request, refused, workflow_id=workflow_id, action=action)
+        for name, msg in refused.field_errors.items():
+            if name in form.fields:
+                form.add_error(name, msg)
+        return _form_page(request, workflow_id, action, form, refused=refused)
+    return render(request, "repair/preview.html", {
+        "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
+        "action_label": RepairAction(action).label, "req": req, "key": new_key(),
+        "evidence": preview.context.evidence, "result": preview.result,
+        "changes": repair_selectors.change_rows(preview.result.changes),
+        "is_proposal": action == RepairAction.CANCEL_PROPOSE,
+    })
+
+
+@post_only
+def action_apply(request, workflow_id: int, slug: str):
+    action = _action(slug)
+    req = _request_from(request.POST, workflow_id, action)
+    fingerprint = request.POST.get("fingerprint", "")
+    key = request.POST.get("idempotency_key", "")
+    try:
+        if action == RepairAction.CANCEL_PROPOSE:
+            audit = repair.cancel_propose(user=request.user, request=req, previewed_fingerprint=fingerprint,
+                                          idempotency_key=key)
+        else:
+            audit = repair.repair_apply(user=request.user, request=req, previewed_fingerprint=fingerprint,
+                                        idempotency_key=key)
+    except repair.RepairRefused as refused:
+        return _refused_page(request, refused, workflow_id=workflow_id, action=action)
+    if audit.proposal_id and audit.action == RepairAction.CANCEL_PROPOSE:
+        return HttpResponseRedirect(reverse("repair-proposal", args=[audit.proposal_id]), status=303)
+    return _see(audit)
+
+
+def _see(audit: RepairAudit):
+    response = HttpResponseRedirect(reverse("repair-audit-entry", args=[audit.pk]))
+    response.status_code = 303
+    return response
+
+
+# --- four eyes -----------------------------------------------------------------------------------------
+
+
+@viewer_required
+@require_GET
+def proposal(request, pk: int):
+    prop = get_object_or_404(CancelProposal, pk=pk)
+    preview = None
+    if prop.status == CancelProposal.Status.PENDING:
+        preview = repair.cancel_preview_for_approval(user=request.user, proposal=prop)
+    return _proposal_page(request, prop, preview)
+
+
+def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=None, status=200):
+    ctx = repair_selectors.workflow_context(workflow_id=prop.workflow_id)
+    stale = preview is not None and preview.fingerprint != prop.fingerprint
+    return render(request, "repair/proposal.html", {
+        "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
+        "changes": repair_selectors.change_rows(preview.result.changes) if preview else [],
+        "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
+        "can_decide": roles.can_cancel(request.user) and prop.status == CancelProposal.Status.PENDING,
+        "is_proposer": prop.proposed_by_id == request.user.pk,
+        "approve_form": approve_form or ProposalDecisionForm(action=RepairAction.CANCEL_APPROVE, pause_reason=None,
+                                                             initial={"idempotency_key": new_key()}),
+        "reject_form": reject_form or ProposalDecisionForm(action=RepairAction.CANCEL_REJECT, pause_reason=None,
+                                                           initial={"idempotency_key": new_key()}),
+        "trail": RepairAudit.objects.filter(proposal=prop).order_by("id"),
+    }, status=status)
+
+
+def _decide_proposal(request, pk: int, action: str):
+    prop = get_object_or_404(CancelProposal, pk=pk)
+    data = request.POST
+    kwargs = {"user": request.user, "proposal_id": prop.pk, "reason_code": (data.get("reason_code") or "")[:64],
+              "reason_text": (data.get("reason_text") or "")[: repair.REASON_MAX_LENGTH + 1],
+              "idempotency_key": data.get("idempotency_key", "")}
+    try:
+        if action == RepairAction.CANCEL_APPROVE:
+            audit = repair.cancel_approve(previewed_fingerprint=data.get("fingerprint", ""), **kwargs)
+        else:
+            audit = repair.cancel_reject(**kwargs)
+    except repair.RepairRefused as refused:
+        if refused.field_errors:
+            form = ProposalDecisionForm(data, action=action, pause_reason=None)
+            form.is_valid()
+            for name, msg in refused.field_errors.items():
+                form.add_error(name if name in form.fields else None, msg)
+            prop.refresh_from_db()
+            preview = repair.cancel_preview_for_approval(user=request.user, proposal=prop)
+            forms = {"approve_form" if action == RepairAction.CANCEL_APPROVE else "reject_form": form}
+            return _proposal_page(request, prop, preview, **forms)
+        return _refused_page(request, refused, workflow_id=prop.workflow_id)
+    return _see(audit)
+
+
+@post_only
+def proposal_approve(request, pk: int):
+    return _decide_proposal(request, pk, RepairAction.CANCEL_APPROVE)
+
+
+@post_only
+def proposal_reject(request, pk: int):
+    return _decide_proposal(request, pk, RepairAction.CANCEL_REJECT)
+
+
+@viewer_required
+@require_GET
+def proposals(request):
+    return render(request, "repair/proposals.html", {
+        "pending": CancelProposal.objects.filter(status=CancelProposal.Status.PENDING).select_related("proposed_by"),
+        "recent": CancelProposal.objects.exclude(status=CancelProposal.Status.PENDING)
+        .select_related("proposed_by", "decided_by")[:50],
+    })
+
+
+# --- the audit trail -------------------------------------------------------------------------------------
+
+
+@viewer_required
+@require_GET
+def audit_list(request):
+    form = AuditFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    before = request.GET.get("before", "")
+    before_id = int(before) if before.isdigit() else None
+    page = repair_selectors.audit_page(filters=filters, before_id=before_id)
+    query = request.GET.copy()
+    query.pop("before", None)
+    return render(request, "repair/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@viewer_required
+@require_GET
+def audit_csv(request):
+    form = AuditFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    writer = csv.writer(_Echo())
+    rows = repair_selectors.audit_csv_rows(filters=filters)
+    response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="repair-audit.csv"'
+    return response
+
+
+@viewer_required
+@require_GET
+def audit_entry(request, pk: int):
+    entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
+    return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
+                                                       "changes": repair_selectors.change_rows(entry.changes)})
+
+
+# --- batch re-check ------------------------------------------------------------------------------------------
+
+
+@viewer_required
+@require_GET
+def batch_select(request):
+    if not roles.can_repair(request.user):
+        raise PermissionDenied("Your role may not re-check workflows.")
+    form = BatchSelectForm(request.GET, reasons=repair_selectors.paused_reasons())
+    filters = form.cleaned_data if form.is_valid() else {}
+    rows, total = repair_selectors.batch_candidates(pause_reason=filters.get("pause_reason") or "",
+                                                    origin=filters.get("origin") or "")
+    return render(request, "repair/batch_select.html", {"form": form, "rows": rows, "total": total,
+                                                        "limit": repair.BATCH_LIMIT})
+
+
+def _selected(request) -> tuple[list, dict]:
+    data = request.POST
+    if data.get("all_matching"):
+        selection = {"all_matching": True, "pause_reason": data.get("pause_reason", ""),
+                     "origin": data.get("origin", "")}
+        rows, _ = repair_selectors.batch_candidates(pause_reason=selection["pause_reason"], origin=selection["origin"])
+    else:
+        ids = sorted({int(v) for v in data.getlist("workflow") if v.isdigit()})
+        selection = {"workflow_ids": ids}
+        rows = repair_selectors.batch_rows(workflow_ids=ids)
+    return rows, selection
+
+
+@post_only
+def batch_preview(request):
+    rows, selection = _selected(request)
+    if not repair.permitted(request.user, RepairAction.RECHECK):
+        refused = repair.RepairRefused(repair.Refusal.FORBIDDEN, "Your role may not re-check workflows.")
+        repair._audit_refusal(refused, user=request.user, request=repair.RepairRequest(RepairAction.RECHECK, 0),
+                              stage=RepairAudit.Stage.PREVIEW)
+        return _refused_page(request, refused, workflow_id=None)
+    form = BatchApplyForm(initial={"idempotency_key": new_key()})
+    return render(request, "repair/batch_preview.html", {"rows": rows, "selection": selection, "form": form,
+                                                         "limit": repair.BATCH_LIMIT})
+
+
+@post_only
+def batch_apply(request):
+    data = request.POST
+    fingerprints = {}
+    for value in data.getlist("workflow"):
+        wid, _, fp = value.partition(":")
+        if wid.isdigit():
+            fingerprints[int(wid)] = fp[:64]
+    selection = {"workflow_ids": sorted(fingerprints), "all_matching": bool(data.get("all_matching"))}
+    try:
+        batch = repair.batch_recheck(user=request.user, fingerprints=fingerprints,
+                                     reason_code=(data.get("reason_code") or "")[:64],
+                                     reason_text=(data.get("reason_text") or "")[: repair.REASON_MAX_LENGTH + 1],
+                                     selection=selection, idempotency_key=data.get("idempotency_key", ""))
+    except repair.RepairRefused as refused:
+        if refused.field_errors:
+            form = BatchApplyForm(data)
+            form.is_valid()
+            for name, msg in refused.field_errors.items():
+                form.add_error(name if name in form.fields else None, msg)
+            rows = repair_selectors.batch_rows(workflow_ids=sorted(fingerprints))
+            return render(request, "repair/batch_preview.html", {"rows": rows, "selection": selection,
+                                                                 "form": form, "limit": repair.BATCH_LIMIT})
+        return _refused_page(request, refused, workflow_id=None)
+    response = HttpResponseRedirect(reverse("repair-batch-result", args=[batch.pk]))
+    response.status_code = 303
+    return response
+
+
+@viewer_required
+@require_GET
+def batch_result(request, pk: int):
+    batch = get_object_or_404(RepairBatch.objects.select_related("created_by"), pk=pk)
+    entries = list(batch.audit.order_by("workflow_id"))
+    applied = sum(1 for e in entries if e.outcome == "APPLIED")
+    return render(request, "repair/batch_result.html", {"batch": batch, "entries": entries, "applied": applied,
+                                                        "refused": len(entries) - applied})

@@ -1,0 +1,81 @@
+"""Fixtures and helpers shared by the repair and audit tests (import them into a test module).
+
+The audit table refuses TRUNCATE while it holds rows (migration console 0002). The test
+database is emptied with TRUNCATE after every transactional test, so `audit_truncate_allowed`
+sets the one session switch the trigger honours, right before that flush.
+"""
+
+import uuid
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection
+
+from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
+from recovery.cycle import run_cycle
+from recovery.evidence import evidence_for_workflow
+
+
+@pytest.fixture
+def audit_truncate_allowed(transactional_db):
+    yield
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SET tidy.audit_truncate_allowed = 'on'")
+
+
+@pytest.fixture
+def repair_db(wms, audit_truncate_allowed):
+    """The `wms` builder on a database whose audit rows may be flushed after the test."""
+    return wms
+
+
+def make_user(username: str, role: str | None) -> User:
+    user = User.objects.create_user(username=username, password=f"{username}-pw")
+    if role:
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+    return user
+
+
+@pytest.fixture
+def operator(repair_db):
+    return make_user("olga", OPERATOR)
+
+
+@pytest.fixture
+def supervisor(repair_db):
+    return make_user("sven", SUPERVISOR)
+
+
+@pytest.fixture
+def shiftlead(repair_db):
+    return make_user("lena", SHIFT_LEAD)
+
+
+@pytest.fixture
+def shiftlead2(repair_db):
+    return make_user("lars", SHIFT_LEAD)
+
+
+def paused(wms, kind: str, **kw):
+    """Build a workflow of `kind` and let a real recovery cycle pause it."""
+    built = wms.build(kind, **kw)
+    run_cycle()
+    ev = evidence_for_workflow(built.workflow_id)
+    assert ev.workflow_status == "PAUSED_RECOVERY", (kind, ev.workflow_status)
+    return built
+
+
+def key() -> str:
+    return uuid.uuid4().hex
+
+
+def fingerprint(workflow_id: int) -> str:
+    return evidence_for_workflow(workflow_id).fingerprint
+
+
+def audit_table_rows() -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM console_repairaudit ORDER BY id")
+        cols = [c.name for c in cursor.description]
+        return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
