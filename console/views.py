@@ -3,6 +3,7 @@ fragment for an htmx request (the full page for a history restore)."""
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
@@ -14,7 +15,12 @@ from console.evidence_card import build_evidence_card
 from console.forms import LocksForm, PausedListForm
 from console.reason_codes import CATALOG, REASON_ORDER, Correction
 
-REFRESH_SECONDS = 10
+# Live pages poll every CONSOLE_REFRESH_SECONDS (a setting; 10 s unless configured).
+DEFAULT_REFRESH_SECONDS = 10
+
+
+def refresh_seconds() -> int:
+    return int(getattr(settings, "CONSOLE_REFRESH_SECONDS", DEFAULT_REFRESH_SECONDS))
 
 
 def console_page(view):
@@ -33,7 +39,7 @@ def render_page(request, template: str, fragment: str | tuple[str, ...], context
     """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
     history restore). With several fragments, the one named by the request's HX-Target (the id
     of the element being replaced) is rendered, the first one by default."""
-    context = {**context, "refresh_seconds": REFRESH_SECONDS,
+    context = {**context, "refresh_seconds": refresh_seconds(),
                "user_roles": sorted(roles.user_roles(request.user)) or (["admin"] if request.user.is_superuser else [])}
     if request.htmx and not request.htmx.history_restore_request:
         names = (fragment,) if isinstance(fragment, str) else fragment
