@@ -231,11 +231,14 @@ def repair_offers(*, user, workflow_id: int) -> tuple[m.RepairContext | None, li
     if ctx is None:
         return None, []
     pending = pending_proposal(workflow_id=workflow_id)
+    ctx_pause_reason = _pause_reason(ctx)
     offers = []
     for action in OFFERED:
         why = precondition_failures(ctx, action)
         if action == RepairAction.CANCEL_PROPOSE and pending is not None and not why:
             why = [f"A cancel proposal is already waiting for approval (proposal {pending.pk})."]
+        if not why and not repair_codes.codes_for(action, ctx_pause_reason):
+            why = [f"No reason code fits this action for pause reason {ctx_pause_reason}."]
         ok = permitted(user, action)
         if not ok:
             why = [*why, "Your role may not take this action."]
@@ -342,7 +345,7 @@ def _check_locked(ctx: m.RepairContext, request: RepairRequest) -> None:
         raise RepairRefused(Refusal.CODES_DO_NOT_MATCH, msg, field_errors=errors)
 
 
-def repair_preview(*, user, request: RepairRequest) -> Preview:
+def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "preview") -> Preview:
     """Lock, re-read, check, run the mutation in a savepoint, roll back. Refusals are audited."""
     ctx = m.read_context(request.workflow_id)
     try:
@@ -355,7 +358,7 @@ def repair_preview(*, user, request: RepairRequest) -> Preview:
                 raise RepairRefused(Refusal.PROPOSAL_PENDING, "A cancel proposal is already waiting for approval.")
             try:
                 with transaction.atomic():
-                    raise _DryRun(_run(ctx, request.action, _payload(user, request, "preview")))
+                    raise _DryRun(_run(ctx, request.action, _payload(user, request, idempotency_key)))
             except _DryRun as dry:
                 return Preview(request, ctx, ctx.fingerprint, dry.result)
     except RepairRefused as refused:

@@ -33,6 +33,7 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     _code("FINISH_RECORDED_LATE", "The job's finish was recorded after the pause", [A.RECHECK]),
     _code("JOB_LOST_AT_RESTART", "The move job was lost at a restart", [A.REISSUE], [R.JOB_MISSING]),
     _code("JOB_NEVER_CREATED", "The move job was never created", [A.REISSUE], [R.JOB_MISSING]),
+    _code("JOB_NOT_IN_WMS", "No job exists for the step; the tray waits at its source", [A.REISSUE]),
     _code("WRONG_JOB_REMOVED_IN_WMS", "A wrong job was removed in the WMS; issue the right one",
           [A.REISSUE], [R.JOB_MISMATCH, R.ACTIVE_EVIDENCE_INVALID]),
     _code("TRAY_FOUND_AT_SOURCE", "Tray found at the source space on the floor", [A.RECONCILE_SOURCE]),

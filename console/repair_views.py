@@ -115,8 +115,9 @@ def action_preview(request, workflow_id: int, slug: str):
     form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
     form.is_valid()
     req = _request_from(request.POST, workflow_id, action)
+    key = new_key()
     try:
-        preview = repair.repair_preview(user=request.user, request=req)
+        preview = repair.repair_preview(user=request.user, request=req, idempotency_key=key)
     except repair.RepairRefused as refused:
         if refused.code == repair.Refusal.FORBIDDEN:
             return _refused_page(request, refused, workflow_id=workflow_id, action=action)
@@ -126,7 +127,7 @@ def action_preview(request, workflow_id: int, slug: str):
         return _form_page(request, workflow_id, action, form, refused=refused)
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
-        "action_label": RepairAction(action).label, "req": req, "key": new_key(),
+        "action_label": RepairAction(action).label, "req": req, "key": key,
         "evidence": preview.context.evidence, "result": preview.result,
         "changes": repair_selectors.change_rows(preview.result.changes),
         "is_proposal": action == RepairAction.CANCEL_PROPOSE,
