@@ -195,14 +195,17 @@ def workflow_state(workflow_id: int) -> dict | None:
 
 
 def callback_receipt_record(*, endpoint: str, result: CallbackResult, payload: Any, started: float,
-                            stage: str = "", job_status: int | None = None,
-                            event_id: str | None = None) -> CallbackReceipt:
-    return CallbackReceipt.objects.create(
-        endpoint=endpoint, job_id=result.job_id[:MAX_TEXT], workflow_id=result.workflow_id,
-        step_id=result.step_id, stage=stage, job_status=job_status, wcs_event_id=(event_id or "")[:MAX_TEXT],
-        http_status=result.http_status, outcome=result.outcome, message=result.message, payload=payload,
-        duration_ms=round((time.perf_counter() - started) * 1000, 3),
-    )
+                            stage: str = "", job_status: int | None = None, event_id: str | None = None) -> None:
+    """Write the CallbackReceipt of one request (in the caller's transaction, if any)."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, {
+            "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
+            "step_id": result.step_id, "stage": stage, "job_status": job_status,
+            "wcs_event_id": (event_id or "")[:MAX_TEXT], "http_status": result.http_status,
+            "outcome": str(result.outcome), "message": result.message,
+            "payload": json.dumps(payload) if payload is not None else None,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        })
 
 
 def bad_callback_record(*, endpoint: str, error: BadCallback, started: float) -> CallbackResult:

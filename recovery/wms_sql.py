@@ -281,3 +281,12 @@ WHERE c.tray_code IS NULL
 ORDER BY random()
 LIMIT %(limit)s
 """
+
+# The console's receipt of a WCS callback (recovery_callbackreceipt, a Django model): written
+# with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
+INSERT_CALLBACK_RECEIPT = """
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                      wcs_event_id, http_status, outcome, message, payload, duration_ms)
+VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s)
+"""

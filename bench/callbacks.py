@@ -1,0 +1,298 @@
+#!/usr/bin/env python
+"""Benchmark: jobFinish callbacks through real HTTP, half of them duplicates, and a double-move check.
+
+Starts its own gunicorn on 127.0.0.1 (a free port in 8100-8199) against its own embedded
+database (EMBEDDED_DB_DIR in /tmp, then migrate + wms_schema), seeds two-step tidy workflows
+whose first job is executing, and fires `POST /api/wcs/job-finish` for every first job twice
+(the copy follows within the client's concurrency window, so originals and duplicates overlap
+in flight) from a bounded client on loopback (N keep-alive connections, stops after the last
+request or --deadline seconds). Per run it prints callbacks/s and p50/p95/p99 latency; then the
+median over the runs, and the checks: every answer 200, one inventory move per workflow (stock
+rows moved once, one archived job), one event per (workflow, step, job, stage), the next job
+created once, one ACCEPTED and one DUPLICATE receipt per workflow.
+
+    .venv/bin/python bench/callbacks.py [--workflows 2000] [--runs 3] [--concurrency 8]
+                                        [--workers 2] [--threads 4]
+
+Target on a 2-core machine: >= 500 callbacks/s with p95 < 20 ms and zero double moves.
+The client uses http.client directly (no journal): it is the load generator, not the product.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import queue
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench._setup import django_on_private_database, stop_private_database  # noqa: E402
+
+# Workflow g: step 2g-1 (tray CT-g, CS-g -> CD-g, DISPATCHED, job executing) and step 2g
+# (tray CU-g, CE-g -> CF-g, PENDING); four locks; three stock rows per tray.
+SEED_SQL = """
+INSERT INTO alg.tidy_workflow (workflow_id, origin, status)
+SELECT g, 'AUTOMATIC', 'ACTIVE' FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
+
+INSERT INTO alg.tidy_step (step_id, workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, status)
+SELECT 2 * g - 1, g, 1, 'CT-' || g, 'CS-' || g, 'CD-' || g, 'DISPATCHED'
+FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+UNION ALL
+SELECT 2 * g, g, 2, 'CU-' || g, 'CE-' || g, 'CF-' || g, 'PENDING'
+FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
+
+INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
+SELECT g, s || g FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g,
+                      unnest(ARRAY['CS-', 'CD-', 'CE-', 'CF-']) AS s;
+
+INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+SELECT s || g, CASE s WHEN 'CS-' THEN 'CT-' || g WHEN 'CE-' THEN 'CU-' || g END
+FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['CS-', 'CD-', 'CE-', 'CF-']) AS s;
+
+INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+SELECT t || g, CASE t WHEN 'CT-' THEN 'CS-' ELSE 'CE-' END || g, 'SKU-' || k, k * 4
+FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['CT-', 'CU-']) AS t,
+     generate_series(1, 3) AS k;
+
+INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+SELECT 'TDY-' || g || '-' || (2 * g - 1), 28, 3, 'CT-' || g, 'CS-' || g, 'CD-' || g
+FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
+"""
+
+# Every check counts violations over the seeded range; all must be zero.
+CHECKS = {
+    "workflows whose first job was archived other than once": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT count(*) FROM mydo_job_finish f WHERE f.job_id = 'TDY-' || g || '-' || (2 * g - 1)) <> 1""",
+    "stock rows not at the first target (or duplicated)": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT count(*) FILTER (WHERE b.cargo_space_id = 'CD-' || g) <> 3 OR count(*) <> 3
+               FROM bas_stock b WHERE b.tray_code = 'CT-' || g)""",
+    "second trays moved (must stay put)": """
+        SELECT count(*) FROM bas_stock b
+        WHERE b.tray_code LIKE 'CU-%%' AND b.cargo_space_id NOT LIKE 'CE-%%'""",
+    "spaces not in the terminal state": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = 'CS-' || g) IS NOT NULL
+           OR (SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = 'CD-' || g) IS DISTINCT FROM 'CT-' || g""",
+    "workflows without exactly one event for step 1": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT count(*) FROM alg.tidy_callback_event e
+               WHERE e.workflow_id = g AND e.step_id = 2 * g - 1 AND e.stage = 'MOVE_FINISHED') <> 1""",
+    "events sharing (workflow, step, job, stage)": """
+        SELECT count(*) FROM (SELECT 1 FROM alg.tidy_callback_event
+                              GROUP BY workflow_id, step_id, job_id, stage HAVING count(*) > 1) AS d""",
+    "second jobs not created exactly once (status 1)": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT count(*) FROM mydo_job j WHERE j.job_id = 'TDY-' || g || '-' || (2 * g) AND j.status = 1) <> 1""",
+    "steps not advanced (1 COMPLETED, 2 DISPATCHED)": """
+        SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
+        WHERE (SELECT status FROM alg.tidy_step WHERE step_id = 2 * g - 1) <> 'COMPLETED'
+           OR (SELECT status FROM alg.tidy_step WHERE step_id = 2 * g) <> 'DISPATCHED'""",
+}
+
+
+def seed(lo: int, hi: int) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for statement in SEED_SQL.split(";\n"):
+            if statement.strip():
+                cursor.execute(statement, {"lo": lo, "hi": hi})
+
+
+def reset() -> None:
+    from django.db import connection
+
+    from recovery.scenarios import truncate_wms_tables
+
+    truncate_wms_tables()
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE recovery_callbackreceipt, recovery_outboundhttprequest")
+
+
+def free_port() -> int:
+    for port in range(8100, 8200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise SystemExit("no free port in 8100-8199")
+
+
+def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "DEBUG": "false", "LOG_LEVEL": "WARNING"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "console.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads),
+         "--keep-alive", "30", "--log-level", "warning"],
+        cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/health")
+            conn.getresponse().read()
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("gunicorn did not answer within 60 s")
+
+
+def fire(port: int, token: str, bodies: list[bytes], concurrency: int, deadline_s: float):
+    """Send every body once over `concurrency` keep-alive connections; bounded and self-stopping."""
+    work: queue.SimpleQueue = queue.SimpleQueue()
+    for body in bodies:
+        work.put(body)
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    outcomes: dict[str, int] = {}
+    lock = threading.Lock()
+    stop_at = time.monotonic() + deadline_s
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+
+    def client():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        mine, my_status, my_outcomes = [], {}, {}
+        while time.monotonic() < stop_at:
+            try:
+                body = work.get_nowait()
+            except queue.Empty:
+                break
+            t0 = time.perf_counter()
+            try:
+                conn.request("POST", "/api/wcs/job-finish", body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                status = resp.status
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                status, data = 0, b"{}"
+            mine.append((time.perf_counter() - t0) * 1000)
+            my_status[status] = my_status.get(status, 0) + 1
+            try:
+                outcome = json.loads(data).get("outcome", "?")
+            except ValueError:
+                outcome = "?"
+            my_outcomes[outcome] = my_outcomes.get(outcome, 0) + 1
+        conn.close()
+        with lock:
+            latencies.extend(mine)
+            for k, v in my_status.items():
+                statuses[k] = statuses.get(k, 0) + v
+            for k, v in my_outcomes.items():
+                outcomes[k] = outcomes.get(k, 0) + v
+
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started, latencies, statuses, outcomes
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def bodies_for(lo: int, hi: int, window: int) -> list[bytes]:
+    """Each first job twice: a block of originals, then the same block again as duplicates."""
+    out = []
+    ids = list(range(lo, hi + 1))
+    for i in range(0, len(ids), window):
+        block = [json.dumps({"job_id": f"TDY-{g}-{2 * g - 1}", "stage": "MOVE_FINISHED",
+                             "event_id": f"bench-{g}"}).encode() for g in ids[i:i + window]]
+        out.extend(block + block)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workflows", type=int, default=2000, help="workflows per run (2 callbacks each)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8, help="client connections")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--deadline", type=float, default=300, help="seconds before a run stops sending")
+    args = parser.parse_args()
+    if os.environ.get("DATABASE_URL"):
+        raise SystemExit("bench/callbacks.py truncates the WMS tables: it runs on its own embedded database only "
+                         "(unset DATABASE_URL)")
+
+    django_on_private_database("callbacks")
+    from django.conf import settings
+    from django.db import connection
+
+    print(f"database: embedded in {settings.EMBEDDED_DB_DIR}; {os.cpu_count()} CPU(s)")
+    reset()
+    port = free_port()
+    server = start_server(port, args.workers, args.threads)
+    print(f"gunicorn on 127.0.0.1:{port}: {args.workers} workers x {args.threads} threads; "
+          f"client: {args.concurrency} keep-alive connections")
+    failures = 0
+    results = []
+    try:
+        # Warm-up (not measured): connections, imports, plan caches.
+        seed(1, 200)
+        fire(port, settings.WCS_CALLBACK_TOKEN, bodies_for(1, 200, args.concurrency * 2), args.concurrency, 60)
+        next_id = 201
+        for run in range(1, args.runs + 1):
+            lo, hi = next_id, next_id + args.workflows - 1
+            next_id = hi + 1
+            seed(lo, hi)
+            bodies = bodies_for(lo, hi, args.concurrency * 2)
+            elapsed, lat, statuses, outcomes = fire(port, settings.WCS_CALLBACK_TOKEN, bodies, args.concurrency,
+                                                    args.deadline)
+            rate = len(lat) / elapsed
+            p50, p95, p99 = (percentile(lat, p) for p in (50, 95, 99))
+            results.append((rate, p50, p95))
+            print(f"run {run}: {len(lat)} callbacks in {elapsed:.2f} s = {rate:.0f}/s; p50 {p50:.1f} ms, "
+                  f"p95 {p95:.1f} ms, p99 {p99:.1f} ms; HTTP {dict(sorted(statuses.items()))}; "
+                  f"{dict(sorted(outcomes.items()))}")
+            if len(lat) != len(bodies) or set(statuses) != {200}:
+                failures += 1
+                print(f"  FAILED: {len(bodies) - len(lat)} not sent, statuses {statuses}")
+            if outcomes.get("ACCEPTED") != args.workflows or outcomes.get("DUPLICATE") != args.workflows:
+                failures += 1
+                print("  FAILED: expected one ACCEPTED and one DUPLICATE per workflow")
+        with connection.cursor() as cursor:
+            print("checks over every seeded workflow:")
+            for name, sql in CHECKS.items():
+                cursor.execute(sql, {"lo": 1, "hi": next_id - 1})
+                bad = cursor.fetchone()[0]
+                failures += bool(bad)
+                print(f"  {'ok ' if not bad else 'BAD'} {name}: {bad}")
+            cursor.execute("SELECT outcome, count(*) FROM recovery_callbackreceipt GROUP BY outcome ORDER BY 1")
+            print(f"  receipts: {dict(cursor.fetchall())}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        stop_private_database()
+    if results:
+        rate = statistics.median(r[0] for r in results)
+        p50 = statistics.median(r[1] for r in results)
+        p95 = statistics.median(r[2] for r in results)
+        verdict = "meets" if rate >= 500 and p95 < 20 else "MISSES"
+        print(f"median over {len(results)} runs: {rate:.0f} callbacks/s, p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+              f"({verdict} the target of >= 500/s with p95 < 20 ms); double moves: "
+              f"{'none' if not failures else 'SEE FAILURES ABOVE'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
