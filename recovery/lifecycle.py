@@ -516,3 +516,12 @@ def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnaps
                                     cargo_space_id=first.source, target_cargo_space_id=first.target)
     log.info("tidy workflow %s (%s) created: %d steps, job %s", workflow_id, origin, len(step_ids), job_id)
     return TidyCreation(workflow_id, origin, step_ids, job_id, tuple(spaces), vehicles_available)
+
+
+# --- reads for the console ----------------------------------------------------------------------
+
+
+def callback_receipts_for_workflow(*, workflow_id: int, limit: int = 100) -> list[CallbackReceipt]:
+    """The callbacks received for a workflow, newest first, refused ones included (evidence for
+    the supervisor: what WCS reported while the workflow was paused). Index callback_receipt_wf_idx."""
+    return list(CallbackReceipt.objects.filter(workflow_id=workflow_id).order_by("-received_at", "-id")[:limit])

@@ -191,3 +191,25 @@ def test_callback_and_cycle_released_together_never_advance_twice(wms, kind):
         advancements = int(answer.outcome == "ACCEPTED") + RecoveryDecision.objects.filter(
             workflow_id=wid, action="ADVANCE").count()
         assert advancements == 1
+
+
+def test_a_callback_that_waits_too_long_for_the_row_answers_503_and_changes_nothing(wms, settings):
+    from tests.wms_state import diff, snapshot
+
+    settings.WCS_CALLBACK_LOCK_TIMEOUT_MS = 200
+    created, _ = create(wms, 2)
+    before = snapshot()
+    answers = []
+    with transaction.atomic():
+        tx.lock_workflow(created.workflow_id, skip_locked=False)  # a long repair holds the row
+        waiting = threading.Thread(target=lambda: (
+            answers.append(job_finish_process(request=finish_request(created.first_job_id))), connection.close()))
+        waiting.start()
+        waiting.join(JOIN_SECONDS)
+    assert answers[0].http_status == 503 and answers[0].outcome == "UNAVAILABLE"
+    assert "busy" in answers[0].message
+    assert diff(before, snapshot()) == {}
+    receipt = CallbackReceipt.objects.get()
+    assert (receipt.workflow_id, receipt.http_status, receipt.outcome) == (created.workflow_id, 503, "UNAVAILABLE")
+    # Once the row is free the retry goes through.
+    assert job_finish_process(request=finish_request(created.first_job_id)).outcome == "ACCEPTED"
