@@ -60,15 +60,20 @@ class ProposalDecisionForm(ReasonFields, ConfirmFields):
 
 
 class BatchSelectForm(forms.Form):
-    """The paused list's filters, for choosing the workflows of a batch re-check."""
+    """The paused list's filters (same names: reason, origin, age, q), to choose a batch."""
 
-    pause_reason = forms.CharField(required=False, label="Pause reason", widget=forms.Select)
+    reason = forms.CharField(required=False, label="Pause reason", widget=forms.Select, max_length=100)
     origin = forms.ChoiceField(required=False, choices=[("", "Any origin"), ("AUTOMATIC", "AUTOMATIC"),
                                                         ("MANUAL", "MANUAL")])
+    age = forms.ChoiceField(required=False, label="Paused for", choices=[("", "Any time")])
+    q = forms.CharField(required=False, label="Workflow, tray or space", max_length=100)
 
     def __init__(self, *args, reasons: list[str] = (), **kwargs):
+        from console.selectors import AGE_BUCKETS
+
         super().__init__(*args, **kwargs)
-        self.fields["pause_reason"].widget.choices = [("", "Any reason")] + [(r, r) for r in reasons]
+        self.fields["reason"].widget.choices = [("", "Any reason")] + [(r, r) for r in reasons]
+        self.fields["age"].choices = [("", "Any time")] + [(k, label) for k, label, _, _ in AGE_BUCKETS]
 
 
 class BatchApplyForm(ReasonFields):

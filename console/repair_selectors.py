@@ -124,12 +124,35 @@ def batch_rows(*, workflow_ids: list[int]) -> list[BatchRow]:
     return rows
 
 
-def batch_candidates(*, pause_reason: str = "", origin: str = "") -> tuple[list[BatchRow], int]:
+def batch_candidates(*, reason: str = "", origin: str = "", age: str = "", q: str = "") -> tuple[list[BatchRow], int]:
+    """Paused workflows matching the paused list's filters (same parameter names), oldest first."""
+
+    from django.db.models import Exists, OuterRef, Q
+    from django.utils import timezone
+
+    from console.selectors import AGE_BUCKETS
+    from recovery.models import TidyStep
+
     qs = TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
-    if pause_reason:
-        qs = qs.filter(pause_reason=pause_reason)
+    if reason:
+        qs = qs.filter(pause_reason=reason)
     if origin:
         qs = qs.filter(origin=origin)
+    now = timezone.now()
+    for key, _, low, high in AGE_BUCKETS:
+        if key == age:
+            if low is not None:
+                qs = qs.filter(updated_at__lte=now - low)
+            if high is not None:
+                qs = qs.filter(updated_at__gt=now - high)
+    q = q.strip()
+    if q:
+        step = TidyStep.objects.filter(workflow_id=OuterRef("pk")).filter(
+            Q(tray_code=q) | Q(cargo_space_id=q) | Q(target_cargo_space_id=q))
+        cond = Exists(step)
+        if q.isdigit():
+            cond = cond | Q(workflow_id=int(q))
+        qs = qs.filter(cond)
     total = qs.count()
     ids = list(qs.order_by("updated_at", "workflow_id").values_list("workflow_id", flat=True)[:BATCH_LIMIT])
     return batch_rows(workflow_ids=ids), total

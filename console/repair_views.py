@@ -34,6 +34,7 @@ SLUGS = {
     "cancel": RepairAction.CANCEL_PROPOSE,
 }
 SLUG_OF = {v: k for k, v in SLUGS.items()}
+BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
 
 
 def viewer_required(view):
@@ -286,8 +287,7 @@ def batch_select(request):
         raise PermissionDenied("Your role may not re-check workflows.")
     form = BatchSelectForm(request.GET, reasons=repair_selectors.paused_reasons())
     filters = form.cleaned_data if form.is_valid() else {}
-    rows, total = repair_selectors.batch_candidates(pause_reason=filters.get("pause_reason") or "",
-                                                    origin=filters.get("origin") or "")
+    rows, total = repair_selectors.batch_candidates(**{k: filters.get(k) or "" for k in BATCH_FILTERS})
     return render(request, "repair/batch_select.html", {"form": form, "rows": rows, "total": total,
                                                         "limit": repair.BATCH_LIMIT})
 
@@ -295,9 +295,8 @@ def batch_select(request):
 def _selected(request) -> tuple[list, dict]:
     data = request.POST
     if data.get("all_matching"):
-        selection = {"all_matching": True, "pause_reason": data.get("pause_reason", ""),
-                     "origin": data.get("origin", "")}
-        rows, _ = repair_selectors.batch_candidates(pause_reason=selection["pause_reason"], origin=selection["origin"])
+        selection = {"all_matching": True, **{k: data.get(k, "")[:100] for k in BATCH_FILTERS}}
+        rows, _ = repair_selectors.batch_candidates(**{k: selection[k] for k in BATCH_FILTERS})
     else:
         ids = sorted({int(v) for v in data.getlist("workflow") if v.isdigit()})
         selection = {"workflow_ids": ids}

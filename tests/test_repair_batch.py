@@ -23,12 +23,12 @@ def test_it_lists_the_matching_paused_workflows_first(repair_db, operator, clien
     fixed, unfixed = fixed_and_unfixed(repair_db)
     repair_db.build("healthy")
     client.force_login(operator)
-    page = client.get(reverse("repair-batch"), {"pause_reason": "RECOVERY_JOB_MISSING"})
+    page = client.get(reverse("repair-batch"), {"reason": "RECOVERY_JOB_MISSING"})
     assert page.status_code == 200 and page.context["total"] == 2
     assert [(r.workflow_id, r.would_resume) for r in page.context["rows"]] == [(fixed, True), (unfixed, False)]
     before = snapshot()
     preview = client.post(reverse("repair-batch-preview"), {"all_matching": "1",
-                                                            "pause_reason": "RECOVERY_JOB_MISSING"})
+                                                            "reason": "RECOVERY_JOB_MISSING"})
     assert preview.status_code == 200
     assert [r.workflow_id for r in preview.context["rows"]] == [fixed, unfixed]
     assert "<strong>2</strong> paused workflows will be re-checked" in preview.content.decode()
