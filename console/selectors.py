@@ -6,10 +6,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, IntegerField, Min, OuterRef, Q, Subquery, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from console import console_sql
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
     MydoJob,
@@ -217,9 +220,8 @@ class PausedPage:
 
 
 def _search_q(q: str) -> Q:
-    """Workflow id, tray code or cargo space (source, target or a locked space), exactly."""
-    cond = Q(workflow_id__in=TidyStep.objects.filter(
-        Q(tray_code=q) | Q(cargo_space_id=q) | Q(target_cargo_space_id=q)).values("workflow_id"))
+    """Workflow id, or the tray code or a space of an unfinished step, or a locked space; exactly."""
+    cond = Q(workflow_id__in=RawSQL(console_sql.WORKFLOWS_WITH_OPEN_STEP_MATCHING, (q, q, q)))
     cond |= Q(workflow_id__in=TidySpaceLock.objects.filter(cargo_space_id=q).values("workflow_id"))
     if q.isdigit() and len(q) < 19:
         cond |= Q(workflow_id=int(q))
@@ -341,20 +343,20 @@ def _paused_total(groups: list[dict]) -> int:
 
 
 def _facet_groups(base, now: datetime) -> list[dict]:
-    """(reason, origin, age bucket) -> count, with the age bucketed in SQL."""
-    from django.db.models import Case, CharField, When
-
-    whens = []
+    """Counts per (reason, origin, age bucket) of `base`: one query grouped by reason and origin,
+    each age bucket a count FILTER against bounds computed here (constants for PostgreSQL).
+    With COMPLETED history in the table, tidy_workflow_paused_idx serves it index-only."""
+    buckets = {}
     for key, _, low, high in AGE_BUCKETS:
         cond = Q()
         if low is not None:
             cond &= Q(updated_at__lte=now - low)
         if high is not None:
             cond &= Q(updated_at__gt=now - high)
-        whens.append(When(cond, then=Value(key)))
-    rows = (base.annotate(age=Case(*whens, default=Value(AGE_BUCKETS[-1][0]), output_field=CharField()))
-            .values("pause_reason", "origin", "age").annotate(n=Count("pk")).order_by())
-    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": r["age"], "n": r["n"]} for r in rows]
+        buckets[f"age_{key}"] = Count("pk", filter=cond)
+    rows = base.values("pause_reason", "origin").annotate(**buckets).order_by()
+    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": key, "n": r[f"age_{key}"]}
+            for r in rows for key, _, _, _ in AGE_BUCKETS if r[f"age_{key}"]]
 
 
 # --- locks -----------------------------------------------------------------------------------
@@ -395,17 +397,12 @@ def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
     if not spaces:
         return {}
     wanted = set(spaces)
-    steps = (TidyStep.objects.filter(Q(cargo_space_id__in=spaces) | Q(target_cargo_space_id__in=spaces))
-             .exclude(status__in=[TidyStep.Status.COMPLETED, TidyStep.Status.CANCELLED])
-             .filter(workflow__status__in=[ACTIVE, PAUSED])
-             .values("workflow_id", "workflow__status", "step_id", "step_no", "status", "tray_code",
-                     "cargo_space_id", "target_cargo_space_id")
-             .order_by("workflow_id", "step_no"))
+    with connection.cursor() as cursor:
+        cursor.execute(console_sql.OPEN_STEPS_USING_SPACES, {"spaces": list(wanted)})
+        steps = [BlockedStep(*row) for row in cursor.fetchall()]
     out: dict[str, list[BlockedStep]] = defaultdict(list)
-    for s in steps:
-        step = BlockedStep(s["workflow_id"], s["workflow__status"], s["step_id"], s["step_no"], s["status"],
-                           s["tray_code"], s["cargo_space_id"], s["target_cargo_space_id"])
-        for space in {s["cargo_space_id"], s["target_cargo_space_id"]} & wanted:
+    for step in steps:
+        for space in {step.cargo_space_id, step.target_cargo_space_id} & wanted:
             out[space].append(step)
     return out
 

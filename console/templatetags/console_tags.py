@@ -1,6 +1,7 @@
 """Template helpers: local times with relative ages, reason-code links, list URLs."""
 
 from datetime import datetime, timedelta
+from functools import cache
 from urllib.parse import urlencode
 
 from django import template
@@ -62,13 +63,18 @@ def when(value: datetime | None, style: str = "") -> str:
                        value.isoformat(), full, short, age(value))
 
 
+@cache
+def _catalog_url() -> str:
+    return reverse("reason-codes")
+
+
 @register.filter
 def reason_link(code: str | None):
     """A pause reason linked to its entry in the reason-code catalog."""
     if not code:
         return format_html('<span class="muted">none</span>')
     entry = reason_code(code)
-    url = reverse("reason-codes") + f"#{code}"
+    url = f"{_catalog_url()}#{code}"
     title = entry.title if entry else "Not in the catalog"
     return format_html('<a class="reason" href="{}" title="{}"><code>{}</code></a>', url, title, code)
 

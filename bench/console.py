@@ -1,0 +1,280 @@
+"""Server-side latency of the supervisor console with 20,000 paused workflows.
+
+Builds its own embedded PostgreSQL in /tmp (never the development database), fills it with
+paused workflows whose evidence is real (every pause reason, journaled decisions, locks),
+then times the paused-list fragment, the paused-list page and the workflow page through the
+Django test client (the whole Django stack, no network). Prints p50/p95 per run and the
+median over the runs. Targets: p95 < 25 ms for the fragment, < 60 ms for the full page.
+
+    .venv/bin/python bench/console.py [--workflows 20000] [--runs 5] [--requests 200]
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TARGETS_MS = {"paused-list fragment": 25.0, "workflow page": 60.0, "paused-list page": 60.0}
+
+
+def setup_django(db_dir: str | None) -> str:
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.pop("EMBEDDED_DATABASE_URL", None)
+    os.environ["EMBEDDED_DB_DIR"] = db_dir or tempfile.mkdtemp(prefix="tidy-bench-console-", dir="/tmp")
+    os.environ.setdefault("DEBUG", "false")  # production-like: cached templates, no query log
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "console.settings"
+    import django
+
+    django.setup()
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()  # lets the test client's host in
+    return os.environ["EMBEDDED_DB_DIR"]
+
+
+# --- the data: set-based SQL, as a WMS would have left it ------------------------------------
+
+BUILD_SQL = [
+    # N active workflows, ages spread over two days, one in three manual.
+    """INSERT INTO alg.tidy_workflow (workflow_id, origin, status, created_at, updated_at)
+       SELECT g, CASE WHEN mod(g, 3) = 0 THEN 'MANUAL' ELSE 'AUTOMATIC' END, 'ACTIVE',
+              now() - (mod(g, 2880)) * interval '1 minute' - interval '5 minutes',
+              now() - (mod(g, 2880)) * interval '1 minute'
+       FROM generate_series(1, %(n)s) AS g""",
+    # Two steps each: step 1 dispatched, step 2 pending.
+    """INSERT INTO alg.tidy_step (step_id, workflow_id, step_no, tray_code, cargo_space_id,
+                                  target_cargo_space_id, status)
+       SELECT 2 * g - 2 + s, g, s, 'T' || g || '-' || s, 'S' || g || '-' || s || 'a', 'S' || g || '-' || s || 'b',
+              CASE s WHEN 1 THEN 'DISPATCHED' ELSE 'PENDING' END
+       FROM generate_series(1, %(n)s) AS g, generate_series(1, 2) AS s""",
+    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+       SELECT cargo_space_id, tray_code FROM alg.tidy_step
+       UNION ALL
+       SELECT target_cargo_space_id, NULL FROM alg.tidy_step""",
+    """INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+       SELECT tray_code, cargo_space_id, 'SKU-' || k, 10 * k FROM alg.tidy_step, generate_series(1, 2) AS k""",
+    """INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id, locked_at)
+       SELECT s.workflow_id, x.space, w.created_at
+       FROM alg.tidy_step AS s
+       JOIN alg.tidy_workflow AS w USING (workflow_id)
+       CROSS JOIN LATERAL (VALUES (s.cargo_space_id), (s.target_cargo_space_id)) AS x(space)""",
+    # mod(g, 4) = 1: an active job naming another tray (RECOVERY_JOB_MISMATCH).
+    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, created_at)
+       SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 2, 'X' || workflow_id, cargo_space_id,
+              target_cargo_space_id, now() - interval '1 hour'
+       FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 4) = 1""",
+    # mod(g, 4) = 2: a matching active job, but the tray already moved (RECOVERY_ACTIVE_EVIDENCE_INVALID).
+    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, created_at)
+       SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 3, tray_code, cargo_space_id,
+              target_cargo_space_id, now() - interval '2 hours'
+       FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 4) = 2""",
+    """UPDATE bas_stock AS b SET cargo_space_id = s.target_cargo_space_id
+       FROM alg.tidy_step AS s WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND b.tray_code = s.tray_code""",
+    """UPDATE bas_cargo_space AS c SET tray_code = NULL
+       FROM alg.tidy_step AS s
+       WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND c.cargo_space_id = s.cargo_space_id""",
+    """UPDATE bas_cargo_space AS c SET tray_code = s.tray_code
+       FROM alg.tidy_step AS s
+       WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND c.cargo_space_id = s.target_cargo_space_id""",
+    # mod(g, 4) = 3: archived as finished, but the stock never moved (RECOVERY_FINISH_EVIDENCE_INVALID).
+    """INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+                                    created_at, finished_at)
+       SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 4, tray_code, cargo_space_id, target_cargo_space_id,
+              now() - interval '3 hours', now() - interval '2 hours'
+       FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 4) = 3""",
+    # mod(g, 4) = 0: no job at all (RECOVERY_JOB_MISSING). A callback event on every tenth workflow.
+    """INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage, received_at)
+       SELECT workflow_id, step_id, 'TDY-' || workflow_id || '-' || step_id, 'MOVE_FINISHED', now()
+       FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 10) = 0""",
+    # History: completed workflows (no locks), as a real table has many.
+    """INSERT INTO alg.tidy_workflow (workflow_id, origin, status, created_at, updated_at, completed_at)
+       SELECT %(n)s + g, 'AUTOMATIC', 'COMPLETED', now() - g * interval '10 seconds',
+              now() - g * interval '10 seconds', now() - g * interval '10 seconds'
+       FROM generate_series(1, %(n)s) AS g""",
+    "SELECT setval(pg_get_serial_sequence('alg.tidy_workflow', 'workflow_id'), 2 * %(n)s)",
+    "SELECT setval(pg_get_serial_sequence('alg.tidy_step', 'step_id'), 2 * %(n)s)",
+    "ANALYZE",
+]
+
+PAUSE_SQL = [
+    """UPDATE alg.tidy_workflow AS w SET status = 'PAUSED_RECOVERY', pause_reason = p.reason
+       FROM unnest(%(ids)s::bigint[], %(reasons)s::text[]) AS p(workflow_id, reason)
+       WHERE w.workflow_id = p.workflow_id""",
+    """UPDATE alg.tidy_step AS s SET status = 'PAUSED_RECOVERY', pause_reason = w.pause_reason
+       FROM alg.tidy_workflow AS w
+       WHERE s.workflow_id = w.workflow_id AND w.status = 'PAUSED_RECOVERY' AND s.step_no = 1""",
+    "ANALYZE",
+]
+
+
+def build(n: int) -> None:
+    from django.core.management import call_command
+    from django.db import connection, transaction
+
+    from console.demo import ensure_demo_users
+    from recovery.decisions import decide
+    from recovery.evidence import evidence_for_workflows
+    from recovery.models import RecoveryCycle, RecoveryDecision
+    from recovery.scenarios import truncate_wms_tables
+
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("wms_schema", verbosity=0)
+    ensure_demo_users()
+    started = time.monotonic()
+    with transaction.atomic():
+        truncate_wms_tables()
+        RecoveryDecision.objects.all().delete()
+        RecoveryCycle.objects.all().delete()
+        with connection.cursor() as cursor:
+            for sql in BUILD_SQL:
+                cursor.execute(sql, {"n": n})
+        # Decide and journal as recovery would, then pause set-based (a fixture, not the product path).
+        cycle = RecoveryCycle.objects.create(started_at=_now(), finished_at=_now(), outcome="SUCCEEDED",
+                                             duration_ms=900, examined=n, decision_counts={"PAUSE": n},
+                                             paused_total=n)
+        journal, ids, reasons = [], [], []
+        for ev in evidence_for_workflows(range(1, n + 1)):
+            d = decide(ev)
+            assert d.reason is not None, (ev.workflow_id, d)
+            journal.append(RecoveryDecision(cycle=cycle, workflow_id=ev.workflow_id, step_id=ev.step.step_id,
+                                            action=d.action.value, reason=d.reason.value, rule=d.rule.value,
+                                            evidence=ev.as_json(), fingerprint=ev.fingerprint))
+            ids.append(ev.workflow_id)
+            reasons.append(d.reason.value)
+        RecoveryDecision.objects.bulk_create(journal, batch_size=2000)
+        with connection.cursor() as cursor:
+            for sql in PAUSE_SQL:
+                cursor.execute(sql, {"ids": ids, "reasons": reasons})
+        for i in range(200):
+            RecoveryCycle.objects.create(started_at=_now(-10 * i), finished_at=_now(-10 * i + 1),
+                                         outcome="SUCCEEDED", duration_ms=800 + i % 50, examined=0,
+                                         paused_total=n)
+    counts = {}
+    for r in reasons:
+        counts[r] = counts.get(r, 0) + 1
+    print(f"built {n} paused workflows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
+          f"{n} completed, in {time.monotonic() - started:.1f} s")
+
+
+def _now(offset_s: float = 0):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    return timezone.now() + timedelta(seconds=offset_s)
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def time_requests(client, requests: list[tuple[str, dict]]) -> list[float]:
+    out = []
+    for path, headers in requests:
+        t0 = time.perf_counter()
+        response = client.get(path, headers=headers)
+        elapsed = (time.perf_counter() - t0) * 1000
+        if response.status_code != 200:
+            raise SystemExit(f"{path} answered {response.status_code}")
+        out.append(elapsed)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workflows", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--requests", type=int, default=200, help="requests per scenario per run")
+    parser.add_argument("--db-dir", help="embedded PostgreSQL folder (default: a new one in /tmp)")
+    parser.add_argument("--keep", action="store_true", help="leave the database server running")
+    args = parser.parse_args()
+
+    db_dir = setup_django(args.db_dir)
+    print(f"database: embedded PostgreSQL in {db_dir}")
+    try:
+        build(args.workflows)
+        run(args)
+    finally:
+        if not args.keep:
+            from django.conf import settings
+            from django.db import connections
+
+            from console import devdb
+
+            connections.close_all()
+            devdb.stop(settings.EMBEDDED_DB_DIR)
+
+
+def run(args) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from console.selectors import PausedFilters, paused_workflows_page
+
+    client = Client()
+    client.force_login(User.objects.get(username="supervisor"))
+    rng = random.Random(4)
+    n = args.workflows
+    htmx = {"HX-Request": "true"}
+
+    mid = paused_workflows_page(filters=PausedFilters(), page_size=n // 2).next_cursor
+    variants = [
+        "/paused/",
+        "/paused/?reason=RECOVERY_JOB_MISSING",
+        "/paused/?origin=MANUAL&age=gt24h",
+        "/paused/?sort=newest&reason=RECOVERY_JOB_MISMATCH",
+        f"/paused/?after={mid.encode()}",
+        f"/paused/?q=T{n // 3}-1",
+        f"/paused/?q={n // 7}",
+    ]
+
+    def scenario(name):
+        if name == "paused-list fragment":
+            return [(variants[i % len(variants)], htmx) for i in range(args.requests)]
+        if name == "paused-list page":
+            return [(variants[i % len(variants)], {}) for i in range(args.requests)]
+        return [(f"/workflows/{rng.randint(1, n)}/", {}) for _ in range(args.requests)]
+
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS_MS}
+    for name in TARGETS_MS:  # warm-up: connections, template cache, PostgreSQL buffers
+        time_requests(client, scenario(name)[:30])
+    for run_no in range(1, args.runs + 1):
+        for name in TARGETS_MS:
+            times = time_requests(client, scenario(name))
+            results[name].append((percentile(times, 50), percentile(times, 95)))
+        line = ", ".join(f"{name} p50 {r[-1][0]:.1f} / p95 {r[-1][1]:.1f} ms" for name, r in results.items())
+        print(f"run {run_no}: {line}")
+
+    print(f"\nmedian of {args.runs} runs, {args.requests} requests each, {n} paused workflows:")
+    ok = True
+    for name, runs in results.items():
+        p50 = statistics.median(r[0] for r in runs)
+        p95 = statistics.median(r[1] for r in runs)
+        target = TARGETS_MS[name]
+        verdict = "meets" if p95 < target else "MISSES"
+        ok &= p95 < target
+        print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 < {target:.0f} ms: {verdict}")
+    print("\nper paused-list variant (fragment, one run of 20 each):")
+    for path in variants:
+        times = time_requests(client, [(path, htmx)] * 20)
+        print(f"  {path:<60} p50 {percentile(times, 50):6.1f} ms  p95 {percentile(times, 95):6.1f} ms")
+    if not ok:
+        print("\nat least one target missed")
+
+
+if __name__ == "__main__":
+    main()
