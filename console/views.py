@@ -2,12 +2,14 @@
 fragment for an htmx request (the full page for a history restore)."""
 
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import render, resolve_url
+from django_htmx.http import HttpResponseClientRedirect
 
 from console import roles, selectors
 from console.charts import bar_chart, line_chart
@@ -24,7 +26,10 @@ def refresh_seconds() -> int:
 
 
 def console_page(view):
-    """Sign-in required; a signed-in user without a console role gets 403."""
+    """Sign-in required; a signed-in user without a console role gets 403.
+
+    A refresh whose session has expired must not swap the sign-in form into a fragment: htmx
+    is told to load the sign-in page in the window instead (coming back to the page after)."""
 
     @wraps(view)
     def wrapped(request, *args, **kwargs):
@@ -32,7 +37,16 @@ def console_page(view):
             raise PermissionDenied("Your account has no console role (supervisor, operator or shift lead).")
         return view(request, *args, **kwargs)
 
-    return login_required(wrapped)
+    protected = login_required(wrapped)
+
+    @wraps(view)
+    def entry(request, *args, **kwargs):
+        if request.htmx and not request.user.is_authenticated:
+            back = request.htmx.current_url_abs_path or request.get_full_path()
+            return HttpResponseClientRedirect(f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': back})}")
+        return protected(request, *args, **kwargs)
+
+    return entry
 
 
 def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict):

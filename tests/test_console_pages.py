@@ -41,6 +41,15 @@ def test_it_sends_anonymous_users_to_sign_in(client, paused, name, fragment):
 
 
 @pytest.mark.parametrize("name,fragment", PAGES)
+def test_it_sends_an_expired_htmx_refresh_to_sign_in_in_the_whole_window(client, paused, name, fragment):
+    response = client.get(url(name, paused), {"reason": "X"}, headers={
+        "HX-Request": "true", "HX-Current-URL": "http://testserver/paused/?reason=X"})
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/accounts/login/?next=%2Fpaused%2F%3Freason%3DX"
+    assert response.content == b""
+
+
+@pytest.mark.parametrize("name,fragment", PAGES)
 def test_it_refuses_a_signed_in_user_without_a_role(client, personas, paused, name, fragment):  # noqa: F811
     client.force_login(personas["norole"])
     response = client.get(url(name, paused))
