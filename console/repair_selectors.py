@@ -26,7 +26,8 @@ def pause_reason(*, workflow_id: int) -> str | None:
 
 
 def workflow_audit_trail(*, workflow_id: int, limit: int = 50) -> list[RepairAudit]:
-    return list(RepairAudit.objects.filter(workflow_id=workflow_id).order_by("-id")[:limit])
+    return list(RepairAudit.objects.filter(workflow_id=workflow_id).select_related("proposal__proposed_by")
+                .order_by("-id")[:limit])
 
 
 def _filtered(filters: dict):

@@ -159,3 +159,23 @@ def test_it_requires_a_written_reason_to_approve(repair_db, shiftlead, shiftlead
     assert response.status_code == 200 and "Write at least" in response.content.decode()
     assert diff(before, snapshot()) == {}
     assert RepairAudit.objects.get(action="CANCEL_APPROVE").outcome == "REFUSED:REASON_TOO_SHORT"
+
+
+def test_the_workflow_panel_links_the_pending_proposal(repair_db, shiftlead, shiftlead2, supervisor, client):
+    from django.template import Context, Template
+    from django.test import RequestFactory
+
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(shiftlead)
+    propose(client, wid)
+    proposal = CancelProposal.objects.get()
+
+    def panel(user):
+        request = RequestFactory().get("/")
+        request.user = user
+        return Template("{% load repair_tags %}{% workflow_repair_panel wid %}").render(
+            Context({"request": request, "wid": wid}))
+
+    assert "review, approve or reject" in panel(shiftlead2)
+    assert reverse("repair-proposal", args=[proposal.pk]) in panel(supervisor)
+    assert "already waiting for approval" in panel(shiftlead2)  # no second proposal offered

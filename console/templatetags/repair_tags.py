@@ -18,13 +18,19 @@ register = template.Library()
 def workflow_repair_panel(context, workflow_id):
     request = context.get("request")
     user = getattr(request, "user", None) or context.get("user")
-    ctx, offers = repair.repair_offers(user=user, workflow_id=int(workflow_id))
+    workflow_id = int(workflow_id)
     can_repair = roles.can_repair(user)
+    ctx, offers = None, []
+    if can_repair:  # the offers need the evidence; a viewer only gets the trail (two queries)
+        ctx, offers = repair.repair_offers(user=user, workflow_id=workflow_id)
+    # One query for the trail; a pending proposal always has its CANCEL_PROPOSE row there.
+    trail = repair_selectors.workflow_audit_trail(workflow_id=workflow_id)
+    pending = next((e.proposal for e in trail if e.proposal is not None and e.proposal.status == "PENDING"), None)
     return render_to_string("repair/_panel.html", {
-        "workflow_id": workflow_id, "ctx": ctx, "can_repair": can_repair, "can_cancel": roles.can_cancel(user),
-        "offers": [(o, SLUG_OF[o.action]) for o in offers if can_repair and o.permitted],
-        "pending": repair.pending_proposal(workflow_id=int(workflow_id)),
-        "trail": repair_selectors.workflow_audit_trail(workflow_id=int(workflow_id)),
+        "workflow_id": workflow_id, "ctx": ctx, "can_repair": can_repair and ctx is not None,
+        "can_cancel": roles.can_cancel(user),
+        "offers": [(o, SLUG_OF[o.action]) for o in offers if o.permitted],
+        "pending": pending, "trail": trail,
         "paused": ctx is not None and ctx.evidence.workflow_status == repair.PAUSED,
     }, request=request)
 
