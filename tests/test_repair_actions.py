@@ -410,3 +410,27 @@ def test_it_refuses_to_overwrite_a_space_that_records_another_tray(repair_db, op
                       tray_code=mv.tray_code, space_code=mv.target).status_code == 409
     unchanged_except_nothing(before)
     assert "records another tray" in only_audit().message
+
+
+def test_it_sends_anonymous_proposal_and_batch_posts_to_sign_in(repair_db, client):
+    for name, args in (("repair-proposal-approve", [1]), ("repair-proposal-reject", [1]),
+                       ("repair-batch-preview", []), ("repair-batch-apply", [])):
+        response = client.post(reverse(name, args=args), {"reason_text": REASON})
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    assert RepairAudit.objects.count() == 0
+
+
+def test_it_completes_on_recheck_once_the_leftover_job_was_archived_in_the_wms(repair_db, operator, client):
+    built = paused(repair_db, "completed_job_active")
+    wid, (_, s2) = built.workflow_id, built.step_ids
+    with connection.cursor() as cursor:  # the WMS team removed the duplicate active row
+        cursor.execute("DELETE FROM mydo_job WHERE job_id = %s", [tidy_job_id(wid, s2)])
+    client.force_login(operator)
+    before = snapshot()
+    assert post_apply(client, wid, "recheck", code="WMS_RECORDS_FIXED").status_code == 303
+    changes = diff(before, snapshot())
+    assert set(changes) == {"alg.tidy_workflow", "alg.tidy_space_lock"}
+    assert changes["alg.tidy_workflow"]["changed"][wid]["status"] == ("PAUSED_RECOVERY", "COMPLETED")
+    assert len(changes["alg.tidy_space_lock"]["removed"]) == 4
+    audit = only_audit()
+    assert audit.consistent_after and audit.decision_after.startswith("COMPLETED")
