@@ -205,6 +205,41 @@ def fire(port: int, token: str, bodies: list[bytes], concurrency: int, deadline_
     return time.perf_counter() - started, latencies, statuses, outcomes
 
 
+class CpuMeter:
+    """CPU seconds used by the server (gunicorn), the database (postmaster and backends) and this
+    client, so the figures can be judged on a busy machine: capacity = cores / CPU per callback."""
+
+    def __init__(self, server_pid: int, data_dir: Path):
+        try:
+            import psutil
+        except ImportError:  # optional: figures without the CPU split
+            self.psutil = None
+            return
+        self.psutil = psutil
+        self.server = psutil.Process(server_pid)
+        pid_file = data_dir / "postmaster.pid"
+        self.database = psutil.Process(int(pid_file.read_text().split()[0])) if pid_file.exists() else None
+        self.client = psutil.Process()
+
+    def _tree(self, proc) -> float:
+        if proc is None:
+            return 0.0
+        total = 0.0
+        for p in [proc, *proc.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except self.psutil.Error:
+                pass
+        return total
+
+    def sample(self) -> tuple[float, float, float] | None:
+        if self.psutil is None:
+            return None
+        t = self.client.cpu_times()
+        return self._tree(self.server), self._tree(self.database), t.user + t.system
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -242,6 +277,8 @@ def main() -> int:
     reset()
     port = free_port()
     server = start_server(port, args.workers, args.threads)
+    meter = CpuMeter(server.pid, Path(settings.EMBEDDED_DB_DIR))
+    cpu: list[float] = []
     print(f"gunicorn on 127.0.0.1:{port}: {args.workers} workers x {args.threads} threads; "
           f"client: {args.concurrency} keep-alive connections")
     failures = 0
@@ -256,14 +293,24 @@ def main() -> int:
             next_id = hi + 1
             seed(lo, hi)
             bodies = bodies_for(lo, hi, args.concurrency * 2)
+            cpu_before = meter.sample()
             elapsed, lat, statuses, outcomes = fire(port, settings.WCS_CALLBACK_TOKEN, bodies, args.concurrency,
                                                     args.deadline)
+            cpu_after = meter.sample()
             rate = len(lat) / elapsed
             p50, p95, p99 = (percentile(lat, p) for p in (50, 95, 99))
             results.append((rate, p50, p95))
             print(f"run {run}: {len(lat)} callbacks in {elapsed:.2f} s = {rate:.0f}/s; p50 {p50:.1f} ms, "
                   f"p95 {p95:.1f} ms, p99 {p99:.1f} ms; HTTP {dict(sorted(statuses.items()))}; "
                   f"{dict(sorted(outcomes.items()))}")
+            if cpu_before and lat:
+                server_ms, db_ms, client_ms = ((a - b) * 1000 / len(lat) for a, b in zip(cpu_after, cpu_before,
+                                                                                        strict=True))
+                capacity = (os.cpu_count() or 1) * 1000 / (server_ms + db_ms + client_ms)
+                cpu.append(capacity)
+                print(f"  CPU per callback: server {server_ms:.2f} ms, database {db_ms:.2f} ms, client "
+                      f"{client_ms:.2f} ms -> {capacity:.0f} callbacks/s if this work had all "
+                      f"{os.cpu_count()} cores (machine load average now {os.getloadavg()[0]:.1f})")
             if len(lat) != len(bodies) or set(statuses) != {200}:
                 failures += 1
                 print(f"  FAILED: {len(bodies) - len(lat)} not sent, statuses {statuses}")
@@ -291,6 +338,9 @@ def main() -> int:
         print(f"median over {len(results)} runs: {rate:.0f} callbacks/s, p50 {p50:.1f} ms, p95 {p95:.1f} ms "
               f"({verdict} the target of >= 500/s with p95 < 20 ms); double moves: "
               f"{'none' if not failures else 'SEE FAILURES ABOVE'}")
+        if cpu:
+            print(f"CPU-bound capacity (median): {statistics.median(cpu):.0f} callbacks/s on {os.cpu_count()} cores "
+                  "for server + database + client together")
     return 1 if failures else 0
 
 

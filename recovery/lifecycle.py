@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from recovery import transaction as tx
 from recovery import wms_sql
 from recovery.decisions import Action, Rule, decide
-from recovery.evidence import ACTIVE_JOB_STATUSES, evidence_for_workflow
+from recovery.evidence import ACTIVE_JOB_STATUSES, TidyRecoveryEvidence, evidence_from_row
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
 from recovery.wcs import WcsSnapshotError, WcsVehicleSnapshotClient
 
@@ -185,7 +186,10 @@ def workflow_state(workflow_id: int) -> dict | None:
     """The workflow and its steps as a callback answer shows them."""
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.WORKFLOW_STATE, {"workflow_id": workflow_id})
-        rows = cursor.fetchall()
+        return _state_from_rows(workflow_id, cursor.fetchall())
+
+
+def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
     if not rows:
         return None
     status, reason = rows[0][0], rows[0][1]
@@ -194,18 +198,34 @@ def workflow_state(workflow_id: int) -> dict | None:
     return {"workflow_id": workflow_id, "status": status, "pause_reason": reason, "steps": steps}
 
 
+def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str,
+                    job_status: int | None, event_id: str | None) -> dict:
+    return {
+        "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
+        "step_id": result.step_id, "stage": stage, "job_status": job_status,
+        "wcs_event_id": (event_id or "")[:MAX_TEXT], "http_status": result.http_status,
+        "outcome": str(result.outcome), "message": result.message,
+        "payload": json.dumps(payload) if payload is not None else None,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+    }
+
+
 def callback_receipt_record(*, endpoint: str, result: CallbackResult, payload: Any, started: float,
                             stage: str = "", job_status: int | None = None, event_id: str | None = None) -> None:
     """Write the CallbackReceipt of one request (in the caller's transaction, if any)."""
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, {
-            "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
-            "step_id": result.step_id, "stage": stage, "job_status": job_status,
-            "wcs_event_id": (event_id or "")[:MAX_TEXT], "http_status": result.http_status,
-            "outcome": str(result.outcome), "message": result.message,
-            "payload": json.dumps(payload) if payload is not None else None,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-        })
+        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, _receipt_params(
+            endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+            job_status=job_status, event_id=event_id))
+
+
+def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResult, payload: Any, started: float,
+                       stage: str = "", job_status: int | None = None, event_id: str | None = None) -> dict | None:
+    """Write the receipt and read the workflow's resulting state in one statement."""
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+                             job_status=job_status, event_id=event_id)
+    _, rows = _prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    return _state_from_rows(workflow_id, rows)
 
 
 def bad_callback_record(*, endpoint: str, error: BadCallback, started: float) -> CallbackResult:
@@ -243,10 +263,42 @@ class _Target:
         return self.active_status is not None or self.finish_count > 0
 
 
-def _read_target(workflow_id: int, step_id: int, job_id: str) -> _Target:
+# --- prepared statements on the callback's hot path --------------------------------------------
+
+
+_NEVER_AUTOMATICALLY = 2**31
+
+
+def _prepared(sql: str, params: dict) -> tuple[list[str], list[tuple]]:
+    """Run `sql` on Django's connection, in the current transaction, as a server-side prepared
+    statement (see wms_sql.SET_LOCAL_GENERIC_PLANS); errors surface as Django DatabaseErrors."""
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's statement preparation off (its cursors bind on the client and
+        # never prepare). Re-enable it for explicit prepare=True only: the threshold is out of
+        # reach, so nothing else is ever prepared automatically.
+        raw.prepare_threshold = _NEVER_AUTOMATICALLY
+    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        if cursor.description is None:
+            return [], []
+        return [col.name for col in cursor.description], cursor.fetchall()
+
+
+def _use_generic_plans() -> None:
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id})
-        return _Target(*cursor.fetchone())
+        cursor.execute(wms_sql.SET_LOCAL_GENERIC_PLANS)
+
+
+def _evidence_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
+    """recovery.evidence.evidence_for_workflow, the same query, prepared."""
+    columns, rows = _prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
+    return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None
+
+
+def _read_target(workflow_id: int, step_id: int, job_id: str) -> _Target:
+    _, rows = _prepared(wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id})
+    return _Target(*rows[0])
 
 
 def _lock_timeout_ms() -> int:
@@ -266,8 +318,13 @@ def _process(*, endpoint: str, job_id: str, payload: dict, locked_step, receipt_
     workflow_id, step_id = ids
     try:
         with transaction.atomic():
-            tx.set_lock_timeout(_lock_timeout_ms())
-            status = tx.lock_workflow(workflow_id, skip_locked=False)
+            # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
+            # as long as lock_timeout allows, so a callback never hangs forever.
+            status = tx.lock_workflow(workflow_id, skip_locked=True)
+            _use_generic_plans()
+            if status is None:
+                tx.set_lock_timeout(_lock_timeout_ms())
+                status = tx.lock_workflow(workflow_id, skip_locked=False)
             target = _read_target(workflow_id, step_id, job_id) if status is not None else None
             if status is None or target.step_id is None:
                 result = CallbackResult(404, Outcome.UNKNOWN_JOB,
@@ -285,11 +342,12 @@ def _process(*, endpoint: str, job_id: str, payload: dict, locked_step, receipt_
                                         job_id, workflow_id, step_id)
             else:
                 result = locked_step(workflow_id=workflow_id, step_id=step_id, status=status, target=target)
-            if result.state is None and result.http_status != 404:
-                result.state = workflow_state(workflow_id)
-            if result.workflow_id is None and result.http_status != 404:
-                result.workflow_id, result.step_id = workflow_id, step_id
-            callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
+            if result.http_status == 404:
+                callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started,
+                                        **receipt_kw)
+            else:
+                result.state = _record_with_state(workflow_id=workflow_id, endpoint=endpoint, result=result,
+                                                  payload=payload, started=started, **receipt_kw)
             return result
     except (DatabaseError, tx.StaleWrite) as exc:
         # Never evidence: everything rolled back; WCS retries. 55P03 = lock_timeout expired.
@@ -330,7 +388,7 @@ def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
         if status != TidyWorkflow.Status.ACTIVE:
             return result(409, Outcome.REFUSED_CONFLICT,
                           f"workflow {workflow_id} is {status}; step {target.step_no} is {target.step_status}")
-        evidence = evidence_for_workflow(workflow_id)
+        evidence = _evidence_under_lock(workflow_id)
         if evidence.step is None or evidence.step.step_id != step_id:
             current = f"step {evidence.step.step_no}" if evidence.step else "none"
             return result(409, Outcome.REFUSED_CONFLICT,
@@ -396,7 +454,7 @@ def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
             return result(409, Outcome.REFUSED_CONFLICT,
                           f"job {job_id} is {current} ({REPORTABLE_JOB_STATUSES.get(current, 'created')}); "
                           f"an older report ({new}) never moves it backwards")
-        evidence = evidence_for_workflow(workflow_id)
+        evidence = _evidence_under_lock(workflow_id)
         decision = decide(evidence)
         if evidence.step is None or evidence.step.step_id != step_id or decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
             return result(409, Outcome.REFUSED_CONFLICT,

@@ -290,3 +290,21 @@ INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id
 VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
         %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s)
 """
+
+# The receipt and the workflow's resulting state (the callback's answer) in one round trip.
+# The data-modifying CTE runs whether or not the SELECT reads it; the SELECT sees every earlier
+# write of the transaction.
+INSERT_CALLBACK_RECEIPT_RETURNING_STATE = f"""
+WITH receipt AS (
+{INSERT_CALLBACK_RECEIPT.strip()}
+RETURNING id
+)
+{WORKFLOW_STATE.strip()}
+"""
+
+# Statements a callback runs as server-side prepared statements keep one generic plan per
+# connection instead of being planned again on every callback (the evidence query's planning
+# costs several times its execution). Local to the callback's transaction.
+SET_LOCAL_GENERIC_PLANS = """
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+"""
