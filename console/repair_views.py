@@ -130,7 +130,7 @@ def action_preview(request, workflow_id: int, slug: str):
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
         "action_label": RepairAction(action).label, "req": req, "key": key,
         "evidence": preview.context.evidence, "result": preview.result,
-        "changes": repair_selectors.change_rows(preview.result.changes),
+        "changes": repair_selectors.change_rows(preview.result.changes), "preview_mode": True,
         "is_proposal": action == RepairAction.CANCEL_PROPOSE,
     })
 
@@ -179,7 +179,7 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
     stale = preview is not None and preview.fingerprint != prop.fingerprint
     return render(request, "repair/proposal.html", {
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
-        "changes": repair_selectors.change_rows(preview.result.changes) if preview else [],
+        "changes": repair_selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
         "can_decide": roles.can_cancel(request.user) and prop.status == CancelProposal.Status.PENDING,
         "is_proposer": prop.proposed_by_id == request.user.pk,
