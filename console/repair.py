@@ -578,10 +578,15 @@ def cancel_approve(*, user, proposal_id: int, reason_code: str, reason_text: str
             if proposal.status != CancelProposal.Status.PENDING:
                 raise RepairRefused(Refusal.PROPOSAL_CLOSED, f"The proposal is {proposal.status}, not pending.")
             ctx = m.read_context(proposal.workflow_id)
-            if ctx.fingerprint != proposal.fingerprint or ctx.fingerprint != previewed_fingerprint:
-                raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since the proposal (or since "
-                                    "your preview); nothing was cancelled and the proposal is closed as STALE. "
-                                    "Propose again on the current evidence if cancelling is still right.")
+            if ctx.fingerprint != proposal.fingerprint:
+                refused = RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since the proposal; nothing "
+                                        "was cancelled and the proposal is closed as STALE. Propose again on the "
+                                        "current evidence if cancelling is still right.")
+                refused.close_proposal = True
+                raise refused
+            if ctx.fingerprint != previewed_fingerprint:
+                raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
+                                    "cancelled. Open the proposal again and review the current evidence.")
             why = precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
             if why:
                 raise RepairRefused(Refusal.PRECONDITION, " ".join(why))
@@ -605,7 +610,7 @@ def cancel_approve(*, user, proposal_id: int, reason_code: str, reason_text: str
                 idempotency_key=key, proposal=proposal, duration_ms=int((time.monotonic() - started) * 1000))
     except RepairRefused as refused:
         if refused.audit is None:
-            if refused.code == Refusal.STALE_EVIDENCE:
+            if getattr(refused, "close_proposal", False):
                 CancelProposal.objects.filter(pk=proposal.pk, status=CancelProposal.Status.PENDING).update(
                     status=CancelProposal.Status.STALE, decided_at=timezone.now())
             _audit_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.APPLY, key=key,

@@ -434,3 +434,22 @@ def test_it_completes_on_recheck_once_the_leftover_job_was_archived_in_the_wms(r
     assert len(changes["alg.tidy_space_lock"]["removed"]) == 4
     audit = only_audit()
     assert audit.consistent_after and audit.decision_after.startswith("COMPLETED")
+
+
+def test_it_archives_a_job_for_another_move_with_its_own_status_on_reconcile_to_target(repair_db, operator, client):
+    built = paused(repair_db, "active_mismatch")  # TDY-<w>-<s1> names another tray, status 2
+    wid, (s1, s2) = built.workflow_id, built.step_ids
+    mv = built.moves[0]
+    client.force_login(operator)
+    before = snapshot()
+    assert post_apply(client, wid, "reconcile-target", code="MOVE_DONE_NOT_RECORDED", tray_code=mv.tray_code,
+                      space_code=mv.target).status_code == 303
+    changes = diff(before, snapshot())
+    (archived,) = changes["mydo_job_finish"]["added"].values()
+    assert (archived["job_id"], archived["status"]) == (tidy_job_id(wid, s1), 2)  # not claimed finished
+    assert archived["tray_code"] != mv.tray_code
+    assert {c["cargo_space_id"] for c in changes["bas_stock"]["changed"].values()} == {(mv.source, mv.target)}
+    assert changes["bas_cargo_space"]["changed"] == {mv.source: {"tray_code": (mv.tray_code, None)},
+                                                     mv.target: {"tray_code": (None, mv.tray_code)}}
+    assert list(changes["mydo_job"]["added"]) == [tidy_job_id(wid, s2)]
+    assert only_audit().consistent_after

@@ -179,3 +179,18 @@ def test_the_workflow_panel_links_the_pending_proposal(repair_db, shiftlead, shi
     assert "review, approve or reject" in panel(shiftlead2)
     assert reverse("repair-proposal", args=[proposal.pk]) in panel(supervisor)
     assert "already waiting for approval" in panel(shiftlead2)  # no second proposal offered
+
+
+def test_it_keeps_the_proposal_open_when_only_the_approvers_preview_is_stale(repair_db, shiftlead, shiftlead2,
+                                                                             client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(shiftlead)
+    propose(client, wid)
+    proposal = CancelProposal.objects.get()
+    client.force_login(shiftlead2)
+    before = snapshot()
+    assert decide_proposal(client, proposal, "approve", code="CANCEL_CHECKED_ON_FLOOR", fp="0" * 64).status_code == 409
+    assert diff(before, snapshot()) == {}
+    proposal.refresh_from_db()
+    assert proposal.status == "PENDING"
+    assert decide_proposal(client, proposal, "approve", code="CANCEL_CHECKED_ON_FLOOR").status_code == 303
