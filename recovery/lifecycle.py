@@ -291,7 +291,10 @@ def _use_generic_plans() -> None:
 
 
 def _evidence_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
-    """recovery.evidence.evidence_for_workflow, the same query, prepared."""
+    """recovery.evidence.evidence_for_workflow, the same query, prepared. PostgreSQL would keep
+    planning it afresh (its custom plans look cheaper to it than the generic one), so the
+    generic plan is forced for the rest of this transaction."""
+    _use_generic_plans()
     columns, rows = _prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
     return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None
 
@@ -321,7 +324,6 @@ def _process(*, endpoint: str, job_id: str, payload: dict, locked_step, receipt_
             # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
             # as long as lock_timeout allows, so a callback never hangs forever.
             status = tx.lock_workflow(workflow_id, skip_locked=True)
-            _use_generic_plans()
             if status is None:
                 tx.set_lock_timeout(_lock_timeout_ms())
                 status = tx.lock_workflow(workflow_id, skip_locked=False)
