@@ -445,7 +445,8 @@ def _correct_records_to(ctx: RepairContext, space: str) -> None:
     """Book the subject tray's stock at `space`, make `space` record it, empty every other space
     that records it. The caller has checked that `space` exists and holds no other tray."""
     tray = ctx.subject.tray_code
-    _execute(BOOK_TRAY_STOCK_AT, {"tray_code": tray, "cargo_space_id": space})
+    _expect(BOOK_TRAY_STOCK_AT, {"tray_code": tray, "cargo_space_id": space}, "book stock",
+            rows=sum(1 for booked in ctx.stock_spaces if booked != space))
     if ctx.spaces.get(space) != tray:
         _expect(SET_SPACE_TRAY, {"tray_code": tray, "cargo_space_id": space,
                                  "expected_tray_code": ctx.spaces.get(space)}, f"space {space}")
@@ -549,7 +550,9 @@ def cancel_release(ctx: RepairContext, *, payload: dict) -> MutationResult:
         _archive_job(job, None)
     if ctx.evidence.step is not None:
         _event(ctx, ctx.subject, OPERATOR_CANCELLED, payload)
-    cancelled = _execute(CANCEL_OPEN_STEPS, {"workflow_id": ctx.workflow_id})
+    open_steps = [s for s in ctx.steps if s.status not in ("COMPLETED", "CANCELLED")]
+    _expect(CANCEL_OPEN_STEPS, {"workflow_id": ctx.workflow_id}, "cancel steps", rows=len(open_steps))
+    cancelled = len(open_steps)
     _expect(CANCEL_WORKFLOW, {"workflow_id": ctx.workflow_id}, "cancel workflow")
     released = _execute(wms_sql.RELEASE_LOCKS, {"workflow_id": ctx.workflow_id})
     return MutationResult(f"{cancelled} step(s) CANCELLED; {len(ctx.active_jobs)} active job(s) archived with "

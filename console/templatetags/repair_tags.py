@@ -54,3 +54,14 @@ def workflow_url(workflow_id) -> str:
 @register.filter
 def outcome_class(outcome: str) -> str:
     return "refused" if outcome.startswith("REFUSED") else "applied"
+
+
+@register.simple_tag
+def runbook_url(pause_reason) -> str:
+    """The runbook entry (console reason-code page) for a pause reason, or '' when there is none."""
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        return f"{reverse('reason-codes')}#{pause_reason}" if pause_reason else ""
+    except NoReverseMatch:
+        return ""
