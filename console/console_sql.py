@@ -29,14 +29,70 @@ WHERE s.{OPEN_STEP}
 ORDER BY s.workflow_id, s.step_no
 """
 
-# Positional parameters (for RawSQL inside the paused list's filter): the search text three
-# times. Workflows with an unfinished step whose tray, source or target is exactly the text.
+# Parameter: %(q)s. Workflows with an unfinished step whose tray, source or target is exactly q.
 WORKFLOWS_WITH_OPEN_STEP_MATCHING = f"""
 SELECT workflow_id
 FROM alg.tidy_step
 WHERE {OPEN_STEP}
-  AND (tray_code = %s                 -- tidy_step_open_tray_idx
-       OR cargo_space_id = %s         -- tidy_step_open_source_idx
-       OR target_cargo_space_id = %s) -- tidy_step_open_target_idx
+  AND (tray_code = %(q)s                 -- tidy_step_open_tray_idx
+       OR cargo_space_id = %(q)s         -- tidy_step_open_source_idx
+       OR target_cargo_space_id = %(q)s) -- tidy_step_open_target_idx
 """
 
+
+# --- the paused list -----------------------------------------------------------------------
+# One page and the facet counts. The WHERE clause is assembled by console.selectors from the
+# fixed fragments below (never from values); every value is a %(name)s parameter.
+
+PAUSED_PAGE = """
+SELECT w.workflow_id,
+       w.origin,
+       w.pause_reason,
+       w.updated_at,
+       w.created_at,
+       (SELECT count(*)
+        FROM alg.tidy_space_lock AS l
+        WHERE l.workflow_id = w.workflow_id) AS lock_count,       -- tidy_space_lock_workflow_idx
+       s.step_no,
+       s.tray_code,
+       s.cargo_space_id,
+       s.target_cargo_space_id
+FROM alg.tidy_workflow AS w
+LEFT JOIN LATERAL (
+    SELECT st.step_no, st.tray_code, st.cargo_space_id, st.target_cargo_space_id
+    FROM alg.tidy_step AS st
+    WHERE st.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+      AND st.status IS DISTINCT FROM 'COMPLETED'
+    ORDER BY st.step_no
+    LIMIT 1
+) AS s ON true
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_status_idx (status, updated_at)
+{where}
+ORDER BY w.updated_at {direction}, w.workflow_id {direction}
+LIMIT %(limit)s
+"""
+
+# Counts per reason and origin, split by the list's age buckets (console.selectors.AGE_BUCKETS);
+# the bounds are timestamps computed by the caller, so rows are compared with constants.
+PAUSED_FACETS = """
+SELECT w.pause_reason,
+       w.origin,
+       count(*) FILTER (WHERE w.updated_at > %(h1)s)                             AS "lt1h",
+       count(*) FILTER (WHERE w.updated_at <= %(h1)s AND w.updated_at > %(h8)s)  AS "1h-8h",
+       count(*) FILTER (WHERE w.updated_at <= %(h8)s AND w.updated_at > %(h24)s) AS "8h-24h",
+       count(*) FILTER (WHERE w.updated_at <= %(h24)s)                           AS "gt24h"
+FROM alg.tidy_workflow AS w
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_paused_idx (index-only)
+{where}
+GROUP BY w.pause_reason, w.origin
+"""
+
+WHERE_REASON = "AND w.pause_reason = %(reason)s"
+WHERE_ORIGIN = "AND w.origin = %(origin)s"
+WHERE_PAUSED_BEFORE = "AND w.updated_at <= %(paused_before)s"
+WHERE_PAUSED_AFTER = "AND w.updated_at > %(paused_after)s"
+WHERE_AFTER_CURSOR = "AND (w.updated_at, w.workflow_id) > (%(cursor_at)s, %(cursor_id)s)"
+WHERE_BEFORE_CURSOR = "AND (w.updated_at, w.workflow_id) < (%(cursor_at)s, %(cursor_id)s)"
+WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
+     OR w.workflow_id IN (SELECT workflow_id FROM alg.tidy_space_lock WHERE cargo_space_id = %(q)s)
+     OR w.workflow_id = %(q_id)s)"""

@@ -7,9 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, IntegerField, Min, OuterRef, Q, Subquery, Value
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from console import console_sql
@@ -219,81 +217,79 @@ class PausedPage:
     prev_cursor: Cursor | None = None
 
 
-def _search_q(q: str) -> Q:
-    """Workflow id, or the tray code or a space of an unfinished step, or a locked space; exactly."""
-    cond = Q(workflow_id__in=RawSQL(console_sql.WORKFLOWS_WITH_OPEN_STEP_MATCHING, (q, q, q)))
-    cond |= Q(workflow_id__in=TidySpaceLock.objects.filter(cargo_space_id=q).values("workflow_id"))
-    if q.isdigit() and len(q) < 19:
-        cond |= Q(workflow_id=int(q))
-    return cond
-
-
-def _age_q(key: str, now: datetime) -> Q:
+def _age_bounds(key: str, now: datetime) -> tuple[datetime | None, datetime | None]:
+    """(paused after, paused before) for an age bucket: updated_at in (after, before]."""
     for bucket, _, low, high in AGE_BUCKETS:
         if bucket == key:
-            cond = Q()
-            if low is not None:
-                cond &= Q(updated_at__lte=now - low)
-            if high is not None:
-                cond &= Q(updated_at__gt=now - high)
-            return cond
-    return Q()
+            return (now - high if high is not None else None, now - low if low is not None else None)
+    return None, None
 
 
-def _age_bucket(paused_since: datetime, now: datetime) -> str:
-    age = now - paused_since
-    for bucket, _, low, high in AGE_BUCKETS:
-        if (low is None or age >= low) and (high is None or age < high):
-            return bucket
-    return AGE_BUCKETS[-1][0]
+def _search_params(q: str) -> dict:
+    return {"q": q, "q_id": int(q) if q.isdigit() and len(q) < 19 else None}
 
 
-def _first_step(column: str) -> Subquery:
-    # tidy_step_workflow_step_no_key (workflow_id, step_no): one index probe per row shown.
-    return Subquery(TidyStep.objects.filter(workflow_id=OuterRef("pk"))
-                    .exclude(status=TidyStep.Status.COMPLETED).order_by("step_no").values(column)[:1])
+def _fetch_dicts(sql: str, params: dict) -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        columns = [c.name for c in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _facet_groups(q: str, now: datetime) -> list[dict]:
+    """Counts per (reason, origin, age bucket) of the paused workflows matching the search."""
+    params = {"h1": now - timedelta(hours=1), "h8": now - timedelta(hours=8), "h24": now - timedelta(hours=24)}
+    where = ""
+    if q:
+        where = console_sql.WHERE_SEARCH
+        params.update(_search_params(q))
+    rows = _fetch_dicts(console_sql.PAUSED_FACETS.format(where=where), params)
+    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": key, "n": r[key]}
+            for r in rows for key, _, _, _ in AGE_BUCKETS if r[key]]
 
 
 def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE) -> PausedPage:
     """One page of paused workflows, the facet counts and the keyset positions: two queries."""
     now = timezone.now()
-    base = TidyWorkflow.objects.filter(status=PAUSED)
-    if filters.q:
-        base = base.filter(_search_q(filters.q))
-
-    # Facet counts: one grouped query over (reason, origin, age) for the searched set; each
-    # facet's counts honour the other facets' selections (and not its own).
-    groups = _facet_groups(base, now)
+    # Facet counts: one grouped query for the searched set; each facet's counts honour the
+    # other facets' selections (and not its own).
+    groups = _facet_groups(filters.q, now)
     selected = {"reason": filters.reason, "origin": filters.origin, "age": filters.age}
 
     def count(facet: str, value: str) -> int:
-        total = 0
-        for g in groups:
-            if g[facet] != value:
-                continue
-            if all(not sel or g[other] == sel for other, sel in selected.items() if other != facet):
-                total += g["n"]
-        return total
+        return sum(g["n"] for g in groups if g[facet] == value
+                   and all(not sel or g[other] == sel for other, sel in selected.items() if other != facet))
 
     from console.reason_codes import REASON_ORDER
 
-    reasons = [r.value for r in REASON_ORDER] + sorted({g["reason"] for g in groups} - {r.value for r in REASON_ORDER})
+    known = [r.value for r in REASON_ORDER]
+    reasons = known + sorted({g["reason"] for g in groups} - set(known))
     facets = {
         "reason": [FacetValue(r, r, count("reason", r), r == filters.reason) for r in reasons],
         "origin": [FacetValue(o, o.title(), count("origin", o), o == filters.origin)
                    for o in sorted({"AUTOMATIC", "MANUAL"} | {g["origin"] for g in groups})],
         "age": [FacetValue(k, label, count("age", k), k == filters.age) for k, label, _, _ in AGE_BUCKETS],
     }
-    total_matching = sum(g["n"] for g in groups
-                         if all(not sel or g[f] == sel for f, sel in selected.items()))
+    total_matching = sum(g["n"] for g in groups if all(not sel or g[f] == sel for f, sel in selected.items()))
 
-    qs = base
+    where, params = [], {"limit": page_size + 1}
+    if filters.q:
+        where.append(console_sql.WHERE_SEARCH)
+        params.update(_search_params(filters.q))
     if filters.reason:
-        qs = qs.filter(pause_reason=filters.reason)
+        where.append(console_sql.WHERE_REASON)
+        params["reason"] = filters.reason
     if filters.origin:
-        qs = qs.filter(origin=filters.origin)
+        where.append(console_sql.WHERE_ORIGIN)
+        params["origin"] = filters.origin
     if filters.age:
-        qs = qs.filter(_age_q(filters.age, now))
+        after, before = _age_bounds(filters.age, now)
+        if after is not None:
+            where.append(console_sql.WHERE_PAUSED_AFTER)
+            params["paused_after"] = after
+        if before is not None:
+            where.append(console_sql.WHERE_PAUSED_BEFORE)
+            params["paused_before"] = before
 
     newest = filters.sort == "newest"
     backwards = filters.before is not None and filters.after is None
@@ -301,33 +297,19 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
     # Rows go "forward" in display order; a `before` page walks backwards and is reversed.
     descending = newest != backwards
     if cursor is not None:
-        t, wid = cursor.paused_since, cursor.workflow_id
-        if descending:
-            qs = qs.filter(Q(updated_at__lt=t) | Q(updated_at=t, workflow_id__lt=wid))
-        else:
-            qs = qs.filter(Q(updated_at__gt=t) | Q(updated_at=t, workflow_id__gt=wid))
-    order = ("-updated_at", "-workflow_id") if descending else ("updated_at", "workflow_id")
-    lock_count = Subquery(TidySpaceLock.objects.filter(workflow_id=OuterRef("pk")).order_by()
-                          .values("workflow_id").annotate(n=Count("pk")).values("n"), output_field=IntegerField())
-    fetched = list(
-        qs.order_by(*order).annotate(
-            lock_count=Coalesce(lock_count, Value(0)),
-            step_no=_first_step("step_no"),
-            step_tray=_first_step("tray_code"),
-            step_source=_first_step("cargo_space_id"),
-            step_target=_first_step("target_cargo_space_id"),
-        ).values("workflow_id", "origin", "pause_reason", "updated_at", "created_at", "lock_count", "step_no",
-                 "step_tray", "step_source", "step_target")[:page_size + 1]
-    )
+        where.append(console_sql.WHERE_BEFORE_CURSOR if descending else console_sql.WHERE_AFTER_CURSOR)
+        params.update(cursor_at=cursor.paused_since, cursor_id=cursor.workflow_id)
+    sql = console_sql.PAUSED_PAGE.format(where="\n".join(where), direction="DESC" if descending else "ASC")
+    fetched = _fetch_dicts(sql, params)
     more = len(fetched) > page_size
     fetched = fetched[:page_size]
     if backwards:
         fetched.reverse()
     rows = [PausedRow(r["workflow_id"], r["origin"], r["pause_reason"], r["updated_at"], r["created_at"],
-                      r["lock_count"], r["step_no"], r["step_tray"], r["step_source"], r["step_target"])
+                      r["lock_count"], r["step_no"], r["tray_code"], r["cargo_space_id"], r["target_cargo_space_id"])
             for r in fetched]
     page = PausedPage(filters=filters, rows=rows, total_matching=total_matching,
-                      total_paused=_paused_total(groups) if not filters.q else None, facets=facets)
+                      total_paused=None if filters.q else sum(g["n"] for g in groups), facets=facets)
     if rows:
         if backwards:
             page.prev_cursor = rows[0].cursor if more else None
@@ -336,27 +318,6 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
             page.next_cursor = rows[-1].cursor if more else None
             page.prev_cursor = rows[0].cursor if cursor is not None else None
     return page
-
-
-def _paused_total(groups: list[dict]) -> int:
-    return sum(g["n"] for g in groups)
-
-
-def _facet_groups(base, now: datetime) -> list[dict]:
-    """Counts per (reason, origin, age bucket) of `base`: one query grouped by reason and origin,
-    each age bucket a count FILTER against bounds computed here (constants for PostgreSQL).
-    With COMPLETED history in the table, tidy_workflow_paused_idx serves it index-only."""
-    buckets = {}
-    for key, _, low, high in AGE_BUCKETS:
-        cond = Q()
-        if low is not None:
-            cond &= Q(updated_at__lte=now - low)
-        if high is not None:
-            cond &= Q(updated_at__gt=now - high)
-        buckets[f"age_{key}"] = Count("pk", filter=cond)
-    rows = base.values("pause_reason", "origin").annotate(**buckets).order_by()
-    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": key, "n": r[f"age_{key}"]}
-            for r in rows for key, _, _, _ in AGE_BUCKETS if r[f"age_{key}"]]
 
 
 # --- locks -----------------------------------------------------------------------------------
