@@ -73,7 +73,8 @@ def test_it_shows_recent_cycles_with_decisions_and_a_chart(supervisor_client, wm
     run_cycle()
     body = supervisor_client.get(reverse("recovery-health")).content.decode()
     assert body.count('<tr class="">') == 2
-    assert "PAUSE 1" in body and "RECOVERY_JOB_MISSING 1" in body
+    assert "PAUSE 1" in body
+    assert 'href="/reason-codes/#RECOVERY_JOB_MISSING"' in body
     assert body.count("<polyline") == 2 and 'role="img"' in body
 
 
