@@ -306,12 +306,12 @@ def _selected(request) -> tuple[list, dict]:
 
 @post_only
 def batch_preview(request):
-    rows, selection = _selected(request)
     if not repair.permitted(request.user, RepairAction.RECHECK):
         refused = repair.RepairRefused(repair.Refusal.FORBIDDEN, "Your role may not re-check workflows.")
         repair._audit_refusal(refused, user=request.user, request=repair.RepairRequest(RepairAction.RECHECK, 0),
                               stage=RepairAudit.Stage.PREVIEW)
         return _refused_page(request, refused, workflow_id=None)
+    rows, selection = _selected(request)
     form = BatchApplyForm(initial={"idempotency_key": new_key()})
     return render(request, "repair/batch_preview.html", {"rows": rows, "selection": selection, "form": form,
                                                          "limit": repair.BATCH_LIMIT})
