@@ -167,3 +167,16 @@ def test_the_repair_page_renders_for_each_role(repair_db, operator, supervisor, 
     form = client.get(reverse("repair-form", args=[wid, "reconcile-target"]))
     assert form.status_code == 200 and 'name="tray_code"' in form.content.decode()
     assert 'value="JOB_LOST_AT_RESTART"' not in form.content.decode()  # only codes for this action
+
+
+def test_the_system_check_reports_a_disabled_audit_trigger(repair_db):
+    from console.checks import check_audit_is_append_only
+
+    assert check_audit_is_append_only(databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE console_repairaudit DISABLE TRIGGER console_repairaudit_no_update_delete")
+        (error,) = check_audit_is_append_only(databases=["default"])
+        assert error.id == "console.E100" and "console_repairaudit_no_update_delete" in error.msg
+        transaction.set_rollback(True)
+    assert check_audit_is_append_only(databases=["default"]) == []
