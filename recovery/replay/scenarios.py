@@ -570,9 +570,11 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
     ctx.stop_qcluster()
     username = f"replay-{ctx.run.run_id}-operator"
     user = User.objects.create_user(username=username)
-    user.groups.add(Group.objects.get(name=OPERATOR))
-    ctx.journal.record(kind="service", why="a run-scoped operator who repairs", call=f"User {username} in group "
-                       f"{OPERATOR!r}", result=user.pk)
+    group, group_created = Group.objects.get_or_create(name=OPERATOR)  # a migration creates it; tests may flush it
+    user.groups.add(group)
+    ctx.journal.record(kind="service", why="a run-scoped operator who repairs",
+                       call=f"User {username} in group {OPERATOR!r}" + (" (group created)" if group_created else ""),
+                       result=user.pk)
     fingerprint = evidence_for_workflow(created.workflow_id).fingerprint
     before = ctx.state([created.workflow_id])
     request = repair.RepairRequest(action=RepairAction.REISSUE, workflow_id=created.workflow_id,
