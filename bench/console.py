@@ -204,7 +204,7 @@ def main() -> None:
     args = parser.parse_args()
 
     db_dir = setup_django(args.db_dir)
-    print(f"database: embedded PostgreSQL in {db_dir}")
+    print(f"database: embedded PostgreSQL in {db_dir}; load average {_load()} ({os.cpu_count()} CPUs)")
     try:
         build(args.workflows)
         run(args)
@@ -272,8 +272,13 @@ def run(args) -> None:
     for path in variants:
         times = time_requests(client, [(path, htmx)] * 20)
         print(f"  {path:<60} p50 {percentile(times, 50):6.1f} ms  p95 {percentile(times, 95):6.1f} ms")
+    print(f"\nload average at the end {_load()}: other processes on the machine inflate these figures")
     if not ok:
-        print("\nat least one target missed")
+        print("at least one target missed")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
