@@ -260,7 +260,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workflows", type=int, default=2000, help="workflows per run (2 callbacks each)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, default=8, help="client connections")
+    parser.add_argument("--concurrency", type=int, default=4, help="client connections (requests in flight)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--deadline", type=float, default=300, help="seconds before a run stops sending")

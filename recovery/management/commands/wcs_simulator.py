@@ -60,6 +60,14 @@ class Command(BaseCommand):
             faults=Faults(drop_ack=o["drop_ack"], duplicate=o["duplicate"], late=o["late"],
                           late_seconds=o["late_seconds"], stop_between_steps=o["stop_between_steps"],
                           stall_seconds=o["stall_seconds"]))
+        # Handlers first: a SIGTERM at any moment from here on is a clean stop.
+        stop = threading.Event()
+
+        def _stop(signum, frame):
+            stop.set()
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
         server = None
         if not o["no_snapshot_server"]:
             server = SnapshotServer(o["snapshot_url"] or settings.WCS_SNAPSHOT_URL, vehicles=o["vehicles"],
@@ -73,13 +81,6 @@ class Command(BaseCommand):
                             server.host, server.port, exc)
                 server = None
 
-        stop = threading.Event()
-
-        def _stop(signum, frame):
-            stop.set()
-
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
         log.info("WCS simulator driving %s at %.1f reports/s%s", o["console_url"], o["rate"],
                  "; creating AUTOMATIC tidy workflows" if o["create_workflows"] else "")
         try:
