@@ -574,7 +574,7 @@ def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnaps
         first = moves[0]
         job_id = tx.create_step_job(workflow_id=workflow_id, step_id=step_ids[0], tray_code=first.tray_code,
                                     cargo_space_id=first.source, target_cargo_space_id=first.target)
-    log.info("tidy workflow %s (%s) created: %d steps, job %s", workflow_id, origin, len(step_ids), job_id)
+    log.info("tidy workflow %s (%s) created: %d step(s), job %s", workflow_id, origin, len(step_ids), job_id)
     return TidyCreation(workflow_id, origin, step_ids, job_id, tuple(spaces), vehicles_available)
 
 
