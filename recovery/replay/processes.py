@@ -146,6 +146,7 @@ class Processes:
             "WCS_SNAPSHOT_URL": self.snapshot_url,
             "RECOVERY_INTERVAL_SECONDS": "1",
             "Q_WORKERS": "1",
+            "Q_SYNC": "0",
             "LOG_LEVEL": "INFO",
             "PYTHONUNBUFFERED": "1",
         })

@@ -173,6 +173,14 @@ def _database_timeline(sc: ScenarioResult) -> None:
             (f" status {r.job_status}" if r.job_status else "")
         tl.add(f"console received {what}: {r.http_status} {r.outcome}", actor="web", at=r.received_at,
                message=r.message[:200])
+    try:
+        from console.models import RepairAudit
+    except ImportError:  # the repair flow is optional for the replay
+        RepairAudit = None  # noqa: N806
+    if RepairAudit is not None:
+        for a in RepairAudit.objects.filter(workflow_id__in=wids, at__gte=start, at__lte=end).order_by("id"):
+            tl.add(f"operator {a.username}: {a.action} {a.outcome} on workflow {a.workflow_id}", actor="operator",
+                   at=a.at, message=a.message[:200])
     with connection.cursor() as cursor:
         cursor.execute("SELECT received_at, workflow_id, step_id, job_id, stage FROM alg.tidy_callback_event "
                        "WHERE workflow_id = ANY (%(w)s::bigint[]) AND received_at BETWEEN %(s)s AND %(e)s",
@@ -234,6 +242,8 @@ def run_replay(options: ReplayOptions, *, out=print) -> ReplayResult:
     tl = result.run_timeline
 
     preflight(options, result)
+    for line in result.setup:
+        out(line)
     baseline = db.take_baseline(run_id)
     result.backup_schema = baseline.backup_schema
     result.baseline_tables = baseline.checksums.summary()
@@ -261,9 +271,10 @@ def run_replay(options: ReplayOptions, *, out=print) -> ReplayResult:
     try:
         out(f"scenarios ({options.profile} profile):")
         run_scenarios(run, names, result, out)
-    except BaseException as exc:
-        result.error = f"the run was interrupted: {type(exc).__name__}: {exc}"
-        raise
+    except KeyboardInterrupt:
+        # Still stop every process, restore, compare and write the report; the run fails.
+        result.error = "the run was interrupted (Ctrl-C); the scenarios after the interrupted one did not run"
+        out("interrupted: stopping the processes and restoring the database")
     finally:
         procs.timeline = tl
         procs.stop_all()

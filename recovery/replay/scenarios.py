@@ -12,10 +12,19 @@ from django.db import connection
 
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
-from recovery.lease import connect_direct, try_lease
+from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
 from recovery.replay.context import Created, ScenarioContext, ScenarioFailed
 from recovery.transaction import StaleEvidence, apply_decision
+
+# The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).
+LEASE_HOLDER = """
+SELECT pid
+FROM pg_locks
+WHERE locktype = 'advisory'
+  AND objid = %s
+  AND granted
+"""
 
 
 @dataclass(frozen=True)
@@ -353,8 +362,8 @@ def lost_authority(ctx: ScenarioContext) -> None:
         stale_evidence = evidence_for_workflow(created.workflow_id)
         stale_decision = decide(stale_evidence)
         ctx.equal("the stale worker decided ADVANCE", stale_decision.action, Action.ADVANCE)
-        pid = lease._conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         with connect_direct("tidy-replay-terminator") as admin:
+            pid = admin.execute(LEASE_HOLDER, (RUNNER_LEASE_KEY,)).fetchone()[0]
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         ctx.note("the stale worker's lease connection was terminated (communication loss)")
         time.sleep(0.2)
