@@ -492,6 +492,18 @@ def connection_terminated_mid_cycle(ctx: ScenarioContext) -> None:
     ctx.observe("a database failure mid-cycle was not evidence: rolled back, counted, decided next cycle")
 
 
+def _ensure_schedule(ctx: ScenarioContext) -> None:
+    """The recovery schedule row (a migration declares it; a flushed test database may lack it)."""
+    from django_q.models import Schedule
+
+    from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
+
+    if not Schedule.objects.filter(name=SCHEDULE_NAME).exists():
+        ensure_recovery_schedule()
+        ctx.journal.record(kind="service", why="the recovery schedule row was missing; the scheduled cycles need it",
+                           call="recovery.schedule.ensure_recovery_schedule()")
+
+
 def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
     ctx.ensure_wms()
     created = ctx.create_workflow(steps=2)
@@ -516,6 +528,7 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
         ctx.check("the later cycle skipped it too", any(c.skipped >= 1 for c in later),
                   [(c.pk, c.trigger, c.skipped) for c in later])
         if ctx.run.profile == "full":
+            _ensure_schedule(ctx)
             ctx.wait_until("two scheduled cycles (every RECOVERY_INTERVAL_SECONDS) skipped the locked workflow",
                            lambda: RecoveryCycle.objects.filter(trigger="SCHEDULE", started_at__gt=startup.started_at,
                                                                 skipped__gte=1).count() >= 2, timeout=120, every=0.5)
