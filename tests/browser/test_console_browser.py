@@ -132,3 +132,21 @@ def test_it_moves_keyboard_focus_visibly(page, live_server, floor):
     expect(page.locator(".skip-link")).to_be_focused()
     outline = page.locator(".skip-link").evaluate("e => getComputedStyle(e).outlineStyle")
     assert outline == "solid"
+
+
+def test_it_waits_with_the_refresh_while_the_keyboard_is_in_the_list(page, live_server, floor, wms, settings):
+    settings.CONSOLE_REFRESH_SECONDS = 1
+    sign_in(page, live_server.url, "/paused/")
+    rows = page.locator("#paused-results tbody tr")
+    expect(rows).to_have_count(4)
+    link = page.locator("#paused-results a.wf").first
+    link.focus()
+
+    wms.build("job_missing")
+    run_cycle()
+    page.wait_for_timeout(2500)  # two refresh periods: a refresh now would take the focus away
+    expect(rows).to_have_count(4)
+    expect(link).to_be_focused()
+
+    link.blur()
+    expect(rows).to_have_count(5, timeout=10_000)
