@@ -192,3 +192,27 @@ def test_it_refuses_to_start_while_an_earlier_backup_is_kept(baseline):
     with pytest.raises(CommandError, match=f"--restore-backup {base.backup_schema}"):
         call_command("replay", "--scenario", "normal_automatic")
 
+
+
+def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms, tmp_path, monkeypatch):
+    from recovery.replay import scenarios
+
+    def broken(ctx):
+        ctx.journal.execute("INSERT INTO bas_cargo_space (cargo_space_id) VALUES (%(s)s)", {"s": "BROKEN-1"},
+                            why="a fixture the restore must remove")
+        ctx.check("something that does not hold", False, "on purpose")
+
+    monkeypatch.setitem(scenarios.BY_NAME, "lost_authority",
+                        scenarios.Scenario("lost_authority", "Broken on purpose", "test", ("nothing",), broken))
+    with pytest.raises(CommandError, match="failed scenarios: lost_authority"):
+        call_command("replay", "--scenario", "lost_authority", "--report", str(tmp_path))
+
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["passed"] is False and report["mismatches"] == []
+    assert [(s["name"], s["status"]) for s in report["scenarios"]] == [("lost_authority", "failed")]
+    assert [m["params"] for m in report["fixture_mutations"] if m["scenario"] == "lost_authority"] == [
+        {"s": "BROKEN-1"}]
+    assert "The replay FAILED." in (tmp_path / "report.html").read_text()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM bas_cargo_space WHERE cargo_space_id = 'BROKEN-1'")
+        assert cursor.fetchone()[0] == 0
