@@ -273,7 +273,8 @@ def run_replay(options: ReplayOptions, *, out=print) -> ReplayResult:
         run_scenarios(run, names, result, out)
     except KeyboardInterrupt:
         # Still stop every process, restore, compare and write the report; the run fails.
-        result.error = "the run was interrupted (Ctrl-C); the scenarios after the interrupted one did not run"
+        result.error = ("the run was interrupted (Ctrl-C or SIGTERM); the scenarios after the interrupted one "
+                        "did not run")
         out("interrupted: stopping the processes and restoring the database")
     finally:
         procs.timeline = tl

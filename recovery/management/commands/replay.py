@@ -1,5 +1,6 @@
 """`manage.py replay`: run the recovery replay (recovery/replay) and write its report."""
 
+import signal
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,6 +9,10 @@ from recovery.replay.database import ReplayRefused
 from recovery.replay.report import write_report
 from recovery.replay.runner import ReplayOptions, restore_backup, run_replay
 from recovery.replay.scenarios import PROFILES, SCENARIOS, ScenarioFailed
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 class Command(BaseCommand):
@@ -47,6 +52,9 @@ class Command(BaseCommand):
                 if restore_backup(o["restore_backup"], out=out):
                     raise CommandError("the restored database still differs from the backup (listed above)")
                 return
+            # A SIGTERM (a CI timeout, a supervisor) ends the run like Ctrl-C: the processes are
+            # stopped, the database restored and compared, and the report written.
+            signal.signal(signal.SIGTERM, _interrupt)
             result = run_replay(ReplayOptions(
                 scenarios=o["scenarios"], profile=o["profile"], report_dir=o["report"], web_port=o["web_port"],
                 snapshot_port=o["snapshot_port"], allow_configured_database=o["allow_configured"],
