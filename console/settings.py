@@ -52,6 +52,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 WCS_CALLBACK_TOKEN = env_secret("WCS_CALLBACK_TOKEN", "dev-wcs-token" if DEBUG or EMBEDDED_DATABASE else "")
 WCS_SNAPSHOT_URL = env_str("WCS_SNAPSHOT_URL", "http://127.0.0.1:8765/wcs/vehicle-snapshot")
 WCS_SNAPSHOT_TIMEOUT_MS = env_int("WCS_SNAPSHOT_TIMEOUT_MS", 1500, minimum=1)
+# How long a WCS callback waits for a workflow row another transaction holds before it answers
+# 503 (retry) instead of hanging.
+WCS_CALLBACK_LOCK_TIMEOUT_MS = env_int("WCS_CALLBACK_LOCK_TIMEOUT_MS", 5000, minimum=1)
+
+# --- console --------------------------------------------------------------------------------
+# Seconds between live refreshes of the console's lists and health panels.
+CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maximum=300)
 
 # --- time -----------------------------------------------------------------------------------
 TIME_ZONE = env_str("WAREHOUSE_TIME_ZONE", "UTC")
