@@ -55,7 +55,7 @@ def age(value: datetime | None) -> str:
 def when(value: datetime | None, style: str = "") -> str:
     """<time> with the warehouse-local date and time, and the age: '01 Dec 03:04 (5 min ago)'."""
     if value is None:
-        return format_html('<span class="muted">never</span>')
+        return mark_safe('<span class="muted">never</span>')
     local = timezone.localtime(value)
     full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
     short = local.strftime("%H:%M:%S") if local.date() == timezone.localdate() else local.strftime("%d %b %H:%M")
@@ -74,7 +74,7 @@ def _catalog_url() -> str:
 def reason_link(code: str | None):
     """A pause reason linked to its entry in the reason-code catalog."""
     if not code:
-        return format_html('<span class="muted">none</span>')
+        return mark_safe('<span class="muted">none</span>')
     entry = reason_code(code)
     url = f"{_catalog_url()}#{code}"
     title = entry.title if entry else "Not in the catalog"
