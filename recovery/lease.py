@@ -28,9 +28,10 @@ def connect_direct(application_name: str) -> psycopg.Connection:
         "host": s["HOST"] or None,
         "port": s["PORT"] or None,
         **{k: v for k, v in s["OPTIONS"].items() if isinstance(v, str | int)},
+        # Ours wins over one configured in DATABASE_URL (?application_name=...).
+        "application_name": application_name,
     }
-    return psycopg.connect(autocommit=True, application_name=application_name,
-                           **{k: v for k, v in params.items() if v is not None})
+    return psycopg.connect(autocommit=True, **{k: v for k, v in params.items() if v is not None})
 
 
 def _connect() -> psycopg.Connection:

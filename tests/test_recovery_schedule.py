@@ -89,3 +89,16 @@ def test_a_runner_stops_just_before_the_schedule_fires_the_next_one(transactiona
     assert _runner_life() == 55  # capped below the cluster timeout
     Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() - timedelta(seconds=5))
     assert _runner_life() == 1.0  # still runs one cycle
+
+
+def test_a_lease_connection_works_when_the_url_names_an_application(transactional_db):
+    from django.db import connection
+
+    connection.settings_dict["OPTIONS"]["application_name"] = "tidy-console"
+    try:
+        with try_lease() as lease:
+            assert lease.acquired
+            name = lease._conn.execute("SELECT current_setting('application_name')").fetchone()[0]
+            assert name == "tidy-recovery-lease"
+    finally:
+        del connection.settings_dict["OPTIONS"]["application_name"]
