@@ -6,7 +6,7 @@ Services (HackSoft style: keyword-only, the acting user first). Each one:
   at least REASON_MIN_LENGTH characters) and, for reconcile, the scanned tray and space codes;
 - locks the workflow row (`lock_workflow(..., skip_locked=False)`), re-reads the evidence and
   checks the preconditions on it;
-- preview: runs the mutation of `recovery.repair_mutations` inside a savepoint, snapshots the
+- preview: runs the mutation of `recovery.transaction.repair` inside a savepoint, snapshots the
   rows it touched, and rolls back -- the preview is computed by the code that applies;
 - apply: refuses unless the fingerprint the operator previewed still equals the current one,
   runs the same mutation, writes the audit row in the same transaction, and records what the
@@ -25,10 +25,10 @@ from django.utils import timezone
 
 from console import repair_codes, roles
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
-from recovery import repair_mutations as m
 from recovery.decisions import Action, decide
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow
 from recovery.transaction import StaleWrite, lock_workflow
+from recovery.transaction import repair as m
 
 REASON_MIN_LENGTH = 15
 REASON_MAX_LENGTH = 2000

@@ -3,10 +3,10 @@
 from dataclasses import dataclass, replace
 
 from console.models import RepairAudit
-from recovery import repair_mutations as m
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflows
 from recovery.models import TidyWorkflow
+from recovery.transaction import repair as m
 
 AUDIT_PAGE_SIZE = 50
 BATCH_LIMIT = 500

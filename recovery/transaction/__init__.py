@@ -1,5 +1,9 @@
 """TidyWorkflowTransaction: every mutation of the tidy workflow tables, in one place.
 
+This package is the one place that writes WMS rows: this module holds the workflow transaction
+shared by recovery, WCS callbacks and tidy creation; `recovery.transaction.repair` holds the
+operator repair actions built on it.
+
 Rules (design §5):
 - the workflow row is the lock that serialises recovery, callbacks and operator repairs:
   `SELECT ... FOR UPDATE` on alg.tidy_workflow first, then the evidence is re-read under it;

@@ -1,6 +1,6 @@
 """Operator repair mutations (design §6): the SQL-level changes an authorized operator applies.
 
-Like `recovery.transaction`, every write here is conditional on the state its caller read and
+Like the rest of `recovery.transaction`, every write here is conditional on the state its caller read and
 raises StaleWrite when it matches no row; the caller holds the workflow row lock
 (`lock_workflow(..., skip_locked=False)`) inside `transaction.atomic()`. The preview runs the
 very same functions inside a savepoint that is rolled back (console.repair), so what the
