@@ -8,11 +8,13 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 
 from django.db import connection
 
 from recovery import wms_sql
 from recovery.models import tidy_job_id
+from recovery.prepared import run_prepared
 
 TIDY_MOVE = 28
 ACTIVE_JOB_STATUSES = (1, 2, 3)
@@ -126,24 +128,22 @@ class TidyRecoveryEvidence:
         data["terminal_state"] = self.terminal_state
         return data
 
-    @property
+    @cached_property  # writes the instance __dict__ directly, which a frozen dataclass allows
     def fingerprint(self) -> str:
         """A digest of the evidence; equal fingerprints mean nothing relevant changed."""
         canonical = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+_JOB_FIELDS = ("job_id", "in_or_out", "status", "tray_code", "cargo_space_id", "target_cargo_space_id")
+_JOB_KEYS = {prefix: tuple(f"{prefix}_{name}" for name in _JOB_FIELDS) for prefix in ("active", "finish")}
+
+
 def _job(row: dict, prefix: str) -> JobEvidence | None:
-    if row[f"{prefix}_job_id"] is None:
+    keys = _JOB_KEYS[prefix]
+    if row[keys[0]] is None:
         return None
-    return JobEvidence(
-        job_id=row[f"{prefix}_job_id"],
-        in_or_out=row[f"{prefix}_in_or_out"],
-        status=row[f"{prefix}_status"],
-        tray_code=row[f"{prefix}_tray_code"],
-        cargo_space_id=row[f"{prefix}_cargo_space_id"],
-        target_cargo_space_id=row[f"{prefix}_target_cargo_space_id"],
-    )
+    return JobEvidence(*(row[key] for key in keys))
 
 
 def evidence_from_row(row: dict) -> TidyRecoveryEvidence:
@@ -210,3 +210,10 @@ def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvid
 def evidence_for_workflow(workflow_id: int) -> TidyRecoveryEvidence | None:
     found = evidence_for_workflows([workflow_id])
     return found[0] if found else None
+
+
+def evidence_for_workflow_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
+    """The same read, for a caller holding the workflow row lock inside a transaction: prepared
+    with a generic plan (recovery.prepared), because callbacks and recovery run it per workflow."""
+    columns, rows = run_prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
+    return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None

@@ -20,15 +20,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from recovery import transaction as tx
 from recovery import wms_sql
 from recovery.decisions import Action, Rule, decide
-from recovery.evidence import ACTIVE_JOB_STATUSES, TidyRecoveryEvidence, evidence_from_row
+from recovery.evidence import ACTIVE_JOB_STATUSES, evidence_for_workflow_under_lock
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
+from recovery.prepared import run_prepared
 from recovery.wcs import WcsSnapshotError, WcsVehicleSnapshotClient
 
 log = logging.getLogger(__name__)
@@ -224,7 +224,7 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     """Write the receipt and read the workflow's resulting state in one statement."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    _, rows = _prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    _, rows = run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
     return _state_from_rows(workflow_id, rows)
 
 
@@ -266,41 +266,8 @@ class _Target:
 # --- prepared statements on the callback's hot path --------------------------------------------
 
 
-_NEVER_AUTOMATICALLY = 2**31
-
-
-def _prepared(sql: str, params: dict) -> tuple[list[str], list[tuple]]:
-    """Run `sql` on Django's connection, in the current transaction, as a server-side prepared
-    statement (see wms_sql.SET_LOCAL_GENERIC_PLANS); errors surface as Django DatabaseErrors."""
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        # Django turns psycopg's statement preparation off (its cursors bind on the client and
-        # never prepare). Re-enable it for explicit prepare=True only: the threshold is out of
-        # reach, so nothing else is ever prepared automatically.
-        raw.prepare_threshold = _NEVER_AUTOMATICALLY
-    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-        cursor.execute(sql, params, prepare=True)
-        if cursor.description is None:
-            return [], []
-        return [col.name for col in cursor.description], cursor.fetchall()
-
-
-def _use_generic_plans() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.SET_LOCAL_GENERIC_PLANS)
-
-
-def _evidence_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
-    """recovery.evidence.evidence_for_workflow, the same query, prepared. PostgreSQL would keep
-    planning it afresh (its custom plans look cheaper to it than the generic one), so the
-    generic plan is forced for the rest of this transaction."""
-    _use_generic_plans()
-    columns, rows = _prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
-    return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None
-
-
 def _read_target(workflow_id: int, step_id: int, job_id: str) -> _Target:
-    _, rows = _prepared(wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id})
+    _, rows = run_prepared(wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id})
     return _Target(*rows[0])
 
 
@@ -390,7 +357,7 @@ def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
         if status != TidyWorkflow.Status.ACTIVE:
             return result(409, Outcome.REFUSED_CONFLICT,
                           f"workflow {workflow_id} is {status}; step {target.step_no} is {target.step_status}")
-        evidence = _evidence_under_lock(workflow_id)
+        evidence = evidence_for_workflow_under_lock(workflow_id)
         if evidence.step is None or evidence.step.step_id != step_id:
             current = f"step {evidence.step.step_no}" if evidence.step else "none"
             return result(409, Outcome.REFUSED_CONFLICT,
@@ -456,7 +423,7 @@ def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
             return result(409, Outcome.REFUSED_CONFLICT,
                           f"job {job_id} is {current} ({REPORTABLE_JOB_STATUSES.get(current, 'created')}); "
                           f"an older report ({new}) never moves it backwards")
-        evidence = _evidence_under_lock(workflow_id)
+        evidence = evidence_for_workflow_under_lock(workflow_id)
         decision = decide(evidence)
         if evidence.step is None or evidence.step.step_id != step_id or decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
             return result(409, Outcome.REFUSED_CONFLICT,

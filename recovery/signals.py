@@ -1,9 +1,11 @@
-"""One recovery cycle when a qcluster starts (design §7): the first worker of the cluster to
-spawn runs it; the schedule's first run is only due when the scheduler wakes 30 s later."""
+"""Signal receivers: one recovery cycle when a qcluster starts (design §7): the first worker of
+the cluster to spawn runs it, since the schedule's first run is only due when the scheduler wakes
+30 s later; and the generic-plan setting of every new database connection (recovery.prepared)."""
 
 import logging
 
 from django.db import DatabaseError
+from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 from django_q.signals import post_spawn
 
@@ -18,3 +20,10 @@ def start_up_cycle(sender, proc_name, **kwargs):
         run_startup_cycle()
     except DatabaseError:
         log.exception("start-up recovery cycle failed; the schedule will retry")
+
+
+@receiver(connection_created)
+def prepared_statements_use_generic_plans(sender, connection, **kwargs):
+    from recovery.prepared import use_generic_plans
+
+    use_generic_plans(connection)

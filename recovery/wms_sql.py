@@ -127,6 +127,15 @@ WHERE step_id = %(step_id)s
   AND status IS NOT DISTINCT FROM %(expected_status)s
 """
 
+# The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
+INSERT_RECOVERY_DECISION = """
+INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                       rule, evidence, fingerprint)
+VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+        %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+RETURNING id
+"""
+
 COUNT_PAUSED_WORKFLOWS = """
 SELECT count(*) FROM alg.tidy_workflow WHERE status = 'PAUSED_RECOVERY'
 """
@@ -302,9 +311,8 @@ RETURNING id
 {WORKFLOW_STATE.strip()}
 """
 
-# Statements a callback runs as server-side prepared statements keep one generic plan per
-# connection instead of being planned again on every callback (the evidence query's planning
-# costs several times its execution). Local to the callback's transaction.
-SET_LOCAL_GENERIC_PLANS = """
-SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+# Session-wide, once per connection (recovery.prepared): only statements it prepares are
+# affected, and they keep one generic plan instead of being planned on every call.
+SET_GENERIC_PLANS = """
+SET plan_cache_mode = force_generic_plan
 """

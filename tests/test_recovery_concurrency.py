@@ -182,7 +182,7 @@ def test_a_terminated_connection_mid_cycle_is_survived(wms):
     killer = connect_direct("test-killer")
     from recovery import transaction as tx
 
-    original = tx.evidence_for_workflow
+    original = tx.evidence_for_workflow_under_lock
     calls = {"n": 0}
 
     def kill_on_second(workflow_id):
@@ -192,11 +192,11 @@ def test_a_terminated_connection_mid_cycle_is_survived(wms):
             killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
         return original(workflow_id)
 
-    tx.evidence_for_workflow = kill_on_second
+    tx.evidence_for_workflow_under_lock = kill_on_second
     try:
         report = run_cycle()
     finally:
-        tx.evidence_for_workflow = original
+        tx.evidence_for_workflow_under_lock = original
         killer.close()
     assert report.errors == 1
     assert report.decisions == {"PAUSE": 2}

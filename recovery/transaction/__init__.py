@@ -23,7 +23,7 @@ from django.db import connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow
+from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow_under_lock
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
 
@@ -142,18 +142,22 @@ def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
 
 
 def journal_decision(*, evidence: TidyRecoveryEvidence, decision: Decision, source: str,
-                     cycle_id: int | None = None) -> RecoveryDecision:
-    return RecoveryDecision.objects.create(
-        cycle_id=cycle_id,
-        source=source,
-        workflow_id=evidence.workflow_id,
-        step_id=evidence.step.step_id if evidence.step else None,
-        action=decision.action.value,
-        reason=decision.reason.value if decision.reason else "",
-        rule=decision.rule.value,
-        evidence=evidence.as_json(),
-        fingerprint=evidence.fingerprint,
-    )
+                     cycle_id: int | None = None) -> int:
+    """Journal a decision with the evidence it was made on (a RecoveryDecision row); returns its id.
+    Plain SQL on the decision's own transaction: this runs once per changed workflow per cycle."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_RECOVERY_DECISION, {
+            "cycle_id": cycle_id,
+            "source": str(source),
+            "workflow_id": evidence.workflow_id,
+            "step_id": evidence.step.step_id if evidence.step else None,
+            "action": decision.action.value,
+            "reason": decision.reason.value if decision.reason else "",
+            "rule": decision.rule.value,
+            "evidence": json.dumps(evidence.as_json()),
+            "fingerprint": evidence.fingerprint,
+        })
+        return cursor.fetchone()[0]
 
 
 # --- applying a recovery decision ------------------------------------------------------------
@@ -187,7 +191,7 @@ def apply_decision(evidence: TidyRecoveryEvidence, decision: Decision, *, source
     nothing, when it no longer equals what the decision was made on."""
     with transaction.atomic():
         lock_workflow(evidence.workflow_id, skip_locked=False)
-        current = evidence_for_workflow(evidence.workflow_id)
+        current = evidence_for_workflow_under_lock(evidence.workflow_id)
         if current is None or current.fingerprint != evidence.fingerprint:
             log.warning("stale decision refused for workflow %s: evidence changed since it was read",
                         evidence.workflow_id)
@@ -218,7 +222,7 @@ def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_lo
         with transaction.atomic():
             if lock_workflow(workflow_id, skip_locked=skip_locked) is None:
                 return ReconcileResult(workflow_id, Outcome.SKIPPED)
-            evidence = evidence_for_workflow(workflow_id)
+            evidence = evidence_for_workflow_under_lock(workflow_id)
             decision = decide(evidence)
             if classified is not None and classified.fingerprint != evidence.fingerprint:
                 log.info("workflow %s changed since classification; deciding on the fresh evidence", workflow_id)

@@ -1,0 +1,39 @@
+"""Server-side prepared statements on Django's connection, for the per-workflow hot paths.
+
+Django's psycopg cursors bind parameters on the client and never prepare, so PostgreSQL plans
+the evidence query afresh on every call; for one workflow its planning costs several times its
+execution. Here a statement runs as a psycopg prepared statement, on Django's connection and in
+its current transaction. Every connection is switched to `plan_cache_mode =
+force_generic_plan` when it opens (recovery.signals): PostgreSQL would otherwise keep choosing
+custom plans it thinks cheaper. That setting only concerns prepared statements, and only the
+ones run here are prepared (Django's own queries never are), so nothing else is affected.
+"""
+
+import psycopg
+from django.db import connection
+
+from recovery import wms_sql
+
+_NEVER_AUTOMATICALLY = 2**31
+
+
+def use_generic_plans(db_connection) -> None:
+    """Run when a connection opens, before any transaction, so the setting lasts its session."""
+    if db_connection.vendor == "postgresql":
+        with db_connection.cursor() as cursor:
+            cursor.execute(wms_sql.SET_GENERIC_PLANS)
+
+
+def run_prepared(sql: str, params: dict) -> tuple[list[str], list[tuple]]:
+    """Run `sql` prepared; return (column names, rows). Errors surface as Django DatabaseErrors."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django turns psycopg's preparation off; re-enable it for explicit prepare=True only
+        # (the threshold is out of reach, so nothing else is ever prepared automatically).
+        raw.prepare_threshold = _NEVER_AUTOMATICALLY
+    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        if cursor.description is None:
+            return [], []
+        return [col.name for col in cursor.description], cursor.fetchall()

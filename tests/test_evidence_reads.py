@@ -1,0 +1,40 @@
+"""The prepared evidence read under the lock gives exactly what the plain read gives."""
+
+from django.db import connection, transaction
+
+from recovery.evidence import (
+    evidence_for_active_workflows,
+    evidence_for_workflow,
+    evidence_for_workflow_under_lock,
+)
+from recovery.scenarios import EXPECTED
+
+
+def test_the_prepared_read_equals_the_plain_read_for_every_kind(wms):
+    built = [wms.build(kind) for kind in EXPECTED]
+    for b in built:
+        plain = evidence_for_workflow(b.workflow_id)
+        with transaction.atomic():
+            prepared = evidence_for_workflow_under_lock(b.workflow_id)
+        assert prepared == plain, b.kind
+        assert prepared.fingerprint == plain.fingerprint, b.kind
+
+
+def test_the_classification_reads_the_same_evidence_as_the_per_workflow_read(wms):
+    for kind in EXPECTED:
+        wms.build(kind)
+    for evidence in evidence_for_active_workflows():
+        assert evidence == evidence_for_workflow(evidence.workflow_id)
+
+
+def test_an_unknown_workflow_has_no_evidence(wms):
+    with transaction.atomic():
+        assert evidence_for_workflow_under_lock(424242) is None
+    assert evidence_for_workflow(424242) is None
+
+
+def test_connections_keep_one_generic_plan_for_prepared_statements(transactional_db):
+    connection.close()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "force_generic_plan"
