@@ -50,25 +50,6 @@ ON CONFLICT (workflow_id, step_id, job_id, stage) DO NOTHING
 RETURNING event_id
 """
 
-COMPLETE_STEP = """
-UPDATE alg.tidy_step
-SET status = 'COMPLETED',
-    completed_at = now(),
-    pause_reason = NULL
-WHERE step_id = %(step_id)s
-  AND workflow_id = %(workflow_id)s
-  AND status = %(expected_status)s
-"""
-
-NEXT_INCOMPLETE_STEP = """
-SELECT step_id, step_no, status, tray_code, cargo_space_id, target_cargo_space_id
-FROM alg.tidy_step
-WHERE workflow_id = %(workflow_id)s
-  AND status IS DISTINCT FROM 'COMPLETED'
-ORDER BY step_no
-LIMIT 1
-"""
-
 # The deterministic id makes job creation idempotent: ON CONFLICT covers an active job, the
 # NOT EXISTS an archived one, so a step never gets a second move job.
 CREATE_STEP_JOB = """
@@ -85,13 +66,6 @@ WHERE step_id = %(step_id)s
   AND status = 'PENDING'
 """
 
-TOUCH_WORKFLOW = """
-UPDATE alg.tidy_workflow
-SET updated_at = now()
-WHERE workflow_id = %(workflow_id)s
-  AND status = %(expected_status)s
-"""
-
 COMPLETE_WORKFLOW = """
 UPDATE alg.tidy_workflow
 SET status = 'COMPLETED',
@@ -105,6 +79,80 @@ WHERE workflow_id = %(workflow_id)s
 RELEASE_LOCKS = """
 DELETE FROM alg.tidy_space_lock
 WHERE workflow_id = %(workflow_id)s
+"""
+
+# The advancement in two round trips (it runs once per finished step, for every callback and
+# every proven finish). Each is one statement whose parts see the same snapshot; the first's
+# writes are visible to the second.
+
+# Record the event (duplicates ignored) and complete the step, conditional on its status.
+RECORD_EVENT_AND_COMPLETE_STEP = """
+WITH event AS (
+    INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage, payload)
+    VALUES (%(workflow_id)s, %(step_id)s, %(job_id)s, %(stage)s, %(payload)s::jsonb)
+    ON CONFLICT (workflow_id, step_id, job_id, stage) DO NOTHING
+    RETURNING event_id
+), completed AS (
+    UPDATE alg.tidy_step
+    SET status = 'COMPLETED',
+        completed_at = now(),
+        pause_reason = NULL
+    WHERE step_id = %(step_id)s
+      AND workflow_id = %(workflow_id)s
+      AND status = %(expected_status)s
+    RETURNING step_id
+)
+SELECT (SELECT count(*) FROM event)     AS events_recorded,
+       (SELECT count(*) FROM completed) AS steps_completed
+"""
+
+# Then either dispatch the next step (its deterministic job unless it exists, active or
+# archived; PENDING -> DISPATCHED) and touch the workflow, or, with no step left, complete the
+# workflow and release its locks. Conditional on the workflow's status as read.
+ADVANCE_WORKFLOW = """
+WITH next_step AS (
+    SELECT workflow_id, step_id, tray_code, cargo_space_id, target_cargo_space_id
+    FROM alg.tidy_step
+    WHERE workflow_id = %(workflow_id)s
+      AND status IS DISTINCT FROM 'COMPLETED'
+    ORDER BY step_no
+    LIMIT 1
+), next_job AS (
+    INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+    SELECT 'TDY-' || n.workflow_id || '-' || n.step_id, 28, 1, n.tray_code, n.cargo_space_id,
+           n.target_cargo_space_id
+    FROM next_step AS n
+    WHERE NOT EXISTS (SELECT 1 FROM mydo_job_finish AS f
+                      WHERE f.job_id = 'TDY-' || n.workflow_id || '-' || n.step_id)
+    ON CONFLICT (job_id) DO NOTHING
+    RETURNING job_id
+), dispatched AS (
+    UPDATE alg.tidy_step AS s
+    SET status = 'DISPATCHED'
+    FROM next_step AS n
+    WHERE s.step_id = n.step_id
+      AND s.status = 'PENDING'
+    RETURNING s.step_id
+), workflow AS (
+    UPDATE alg.tidy_workflow AS w
+    SET updated_at = now(),
+        status = CASE WHEN EXISTS (SELECT 1 FROM next_step) THEN w.status ELSE 'COMPLETED' END,
+        completed_at = CASE WHEN EXISTS (SELECT 1 FROM next_step) THEN w.completed_at ELSE now() END,
+        pause_reason = CASE WHEN EXISTS (SELECT 1 FROM next_step) THEN w.pause_reason END
+    WHERE w.workflow_id = %(workflow_id)s
+      AND w.status = %(expected_status)s
+    RETURNING w.workflow_id
+), released AS (
+    DELETE FROM alg.tidy_space_lock AS l
+    WHERE l.workflow_id = %(workflow_id)s
+      AND NOT EXISTS (SELECT 1 FROM next_step)
+      AND EXISTS (SELECT 1 FROM workflow)
+    RETURNING l.lock_id
+)
+SELECT (SELECT step_id FROM next_step)  AS next_step_id,
+       (SELECT count(*) FROM workflow)  AS workflows_updated,
+       (SELECT count(*) FROM released)  AS locks_released,
+       (SELECT count(*) FROM next_job)  AS jobs_created
 """
 
 # --- pause (locks are kept) ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from recovery.decisions import Action, Decision, decide
 from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow_under_lock
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
+from recovery.prepared import run_prepared
 
 log = logging.getLogger(__name__)
 
@@ -108,26 +109,27 @@ def complete_workflow(*, workflow_id: int, expected_status: str = "ACTIVE") -> N
 def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: dict | None,
                  expected_workflow_status: str = "ACTIVE") -> AdvanceResult:
     """Record the finish of `step` with `stage`, complete it, then dispatch the next step's job
-    or complete the workflow and release its locks. Moves no inventory."""
+    or complete the workflow and release its locks. Moves no inventory. Two prepared
+    statements: this runs for every callback and every proven finish."""
     job_id = tidy_job_id(workflow_id, step.step_id)
-    recorded = record_callback_event(workflow_id=workflow_id, step_id=step.step_id, job_id=job_id,
-                                     stage=stage, payload=payload)
-    _expect_one(wms_sql.COMPLETE_STEP,
-                {"workflow_id": workflow_id, "step_id": step.step_id, "expected_status": step.status},
-                "complete step")
+    _, rows = run_prepared(wms_sql.RECORD_EVENT_AND_COMPLETE_STEP, {
+        "workflow_id": workflow_id, "step_id": step.step_id, "job_id": job_id, "stage": stage,
+        "payload": json.dumps(payload) if payload is not None else None, "expected_status": step.status,
+    })
+    events_recorded, steps_completed = rows[0]
+    if steps_completed != 1:
+        raise StaleWrite(f"complete step: step {step.step_id} is no longer {step.status}")
     fault_point(f"advance.{stage}")  # the replay kills processes inside this transaction
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.NEXT_INCOMPLETE_STEP, {"workflow_id": workflow_id})
-        row = cursor.fetchone()
-    if row is None:
-        complete_workflow(workflow_id=workflow_id, expected_status=expected_workflow_status)
-        return AdvanceResult(event_recorded=recorded, next_job_id=None, workflow_completed=True)
-    next_step_id, _, _, tray_code, source, target = row
-    next_job = create_step_job(workflow_id=workflow_id, step_id=next_step_id, tray_code=tray_code,
-                               cargo_space_id=source, target_cargo_space_id=target)
-    _expect_one(wms_sql.TOUCH_WORKFLOW, {"workflow_id": workflow_id, "expected_status": expected_workflow_status},
-                "touch workflow")
-    return AdvanceResult(event_recorded=recorded, next_job_id=next_job, workflow_completed=False)
+    _, rows = run_prepared(wms_sql.ADVANCE_WORKFLOW,
+                           {"workflow_id": workflow_id, "expected_status": expected_workflow_status})
+    next_step_id, workflows_updated, _, _ = rows[0]
+    if workflows_updated != 1:
+        raise StaleWrite(f"advance workflow: workflow {workflow_id} is no longer {expected_workflow_status}")
+    return AdvanceResult(
+        event_recorded=events_recorded == 1,
+        next_job_id=tidy_job_id(workflow_id, next_step_id) if next_step_id is not None else None,
+        workflow_completed=next_step_id is None,
+    )
 
 
 def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
