@@ -75,46 +75,64 @@ class Decision:
         return self.action is not Action.LEAVE
 
 
-def _pause(rule: Rule, reason: Reason) -> Decision:
-    return Decision(Action.PAUSE, rule, reason)
+# Every rule gives one fixed decision, so decide() returns shared constants and allocates
+# nothing while it classifies thousands of workflows.
+_DECISIONS: dict[Rule, Decision] = {
+    Rule.NOT_ACTIVE: Decision(Action.LEAVE, Rule.NOT_ACTIVE),
+    Rule.ALL_STEPS_COMPLETED: Decision(Action.COMPLETE, Rule.ALL_STEPS_COMPLETED),
+    Rule.COMPLETED_WITH_ACTIVE_JOB: Decision(Action.PAUSE, Rule.COMPLETED_WITH_ACTIVE_JOB,
+                                             Reason.ACTIVE_EVIDENCE_INVALID),
+    Rule.ACTIVE_AND_FINISHED: Decision(Action.PAUSE, Rule.ACTIVE_AND_FINISHED, Reason.JOB_MISMATCH),
+    Rule.ACTIVE_JOB_MISMATCH: Decision(Action.PAUSE, Rule.ACTIVE_JOB_MISMATCH, Reason.JOB_MISMATCH),
+    Rule.ACTIVE_JOB_BAD_STATUS: Decision(Action.PAUSE, Rule.ACTIVE_JOB_BAD_STATUS, Reason.ACTIVE_EVIDENCE_INVALID),
+    Rule.ACTIVE_JOB_PRE_MOVE: Decision(Action.LEAVE, Rule.ACTIVE_JOB_PRE_MOVE),
+    Rule.ACTIVE_JOB_NOT_PRE_MOVE: Decision(Action.PAUSE, Rule.ACTIVE_JOB_NOT_PRE_MOVE,
+                                           Reason.ACTIVE_EVIDENCE_INVALID),
+    Rule.FINISH_JOB_MISMATCH: Decision(Action.PAUSE, Rule.FINISH_JOB_MISMATCH, Reason.JOB_MISMATCH),
+    Rule.FINISH_JOB_DUPLICATED: Decision(Action.PAUSE, Rule.FINISH_JOB_DUPLICATED, Reason.FINISH_EVIDENCE_INVALID),
+    Rule.FINISH_JOB_TERMINAL: Decision(Action.ADVANCE, Rule.FINISH_JOB_TERMINAL),
+    Rule.FINISH_JOB_NOT_TERMINAL: Decision(Action.PAUSE, Rule.FINISH_JOB_NOT_TERMINAL,
+                                           Reason.FINISH_EVIDENCE_INVALID),
+    Rule.NO_JOB: Decision(Action.PAUSE, Rule.NO_JOB, Reason.JOB_MISSING),
+}
 
 
 def decide(evidence: TidyRecoveryEvidence) -> Decision:
     # 1. Only ACTIVE workflows are reconciled; PAUSED_RECOVERY is left with its locks.
     if evidence.workflow_status != "ACTIVE":
-        return Decision(Action.LEAVE, Rule.NOT_ACTIVE)
+        return _DECISIONS[Rule.NOT_ACTIVE]
 
     # 2. No incomplete step: complete, unless a deterministic tidy job is still active.
     if evidence.step is None:
         if evidence.active_tidy_job_count > 0:
-            return _pause(Rule.COMPLETED_WITH_ACTIVE_JOB, Reason.ACTIVE_EVIDENCE_INVALID)
-        return Decision(Action.COMPLETE, Rule.ALL_STEPS_COMPLETED)
+            return _DECISIONS[Rule.COMPLETED_WITH_ACTIVE_JOB]
+        return _DECISIONS[Rule.ALL_STEPS_COMPLETED]
 
     active, finished = evidence.active_job, evidence.finish_job
 
     # 3. The same job id both active and archived contradicts itself.
     if active is not None and finished is not None:
-        return _pause(Rule.ACTIVE_AND_FINISHED, Reason.JOB_MISMATCH)
+        return _DECISIONS[Rule.ACTIVE_AND_FINISHED]
 
     # 4. An active job: it must match, have a live status and sit in the pre-move state.
     if active is not None:
-        if evidence.job_mismatches(active):
-            return _pause(Rule.ACTIVE_JOB_MISMATCH, Reason.JOB_MISMATCH)
+        if not evidence.job_matches(active):
+            return _DECISIONS[Rule.ACTIVE_JOB_MISMATCH]
         if active.status not in ACTIVE_JOB_STATUSES:
-            return _pause(Rule.ACTIVE_JOB_BAD_STATUS, Reason.ACTIVE_EVIDENCE_INVALID)
+            return _DECISIONS[Rule.ACTIVE_JOB_BAD_STATUS]
         if evidence.pre_move_state:
-            return Decision(Action.LEAVE, Rule.ACTIVE_JOB_PRE_MOVE)
-        return _pause(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Reason.ACTIVE_EVIDENCE_INVALID)
+            return _DECISIONS[Rule.ACTIVE_JOB_PRE_MOVE]
+        return _DECISIONS[Rule.ACTIVE_JOB_NOT_PRE_MOVE]
 
     # 5. Only a finish job: advance when it matches and the inventory is terminal.
     if finished is not None:
-        if evidence.job_mismatches(finished):
-            return _pause(Rule.FINISH_JOB_MISMATCH, Reason.JOB_MISMATCH)
+        if not evidence.job_matches(finished):
+            return _DECISIONS[Rule.FINISH_JOB_MISMATCH]
         if evidence.finish_job_count > 1:
-            return _pause(Rule.FINISH_JOB_DUPLICATED, Reason.FINISH_EVIDENCE_INVALID)
+            return _DECISIONS[Rule.FINISH_JOB_DUPLICATED]
         if finished.status == FINISHED_JOB_STATUS and evidence.terminal_state:
-            return Decision(Action.ADVANCE, Rule.FINISH_JOB_TERMINAL)
-        return _pause(Rule.FINISH_JOB_NOT_TERMINAL, Reason.FINISH_EVIDENCE_INVALID)
+            return _DECISIONS[Rule.FINISH_JOB_TERMINAL]
+        return _DECISIONS[Rule.FINISH_JOB_NOT_TERMINAL]
 
     # 6. No job at all.
-    return _pause(Rule.NO_JOB, Reason.JOB_MISSING)
+    return _DECISIONS[Rule.NO_JOB]

@@ -148,3 +148,23 @@ def test_evidence_survives_the_journal_round_trip():
 
     e = evidence(active_job=None, finish_job=FINISHED, finish_job_count=1, **TERMINAL)
     assert evidence_from_json(e.as_json()) == e
+
+
+def test_every_rule_has_one_fixed_decision_and_pauses_carry_a_reason():
+    from recovery.decisions import _DECISIONS
+
+    assert set(_DECISIONS) == set(Rule)
+    for rule, decision in _DECISIONS.items():
+        assert decision.rule is rule
+        assert (decision.reason is not None) == (decision.action is Action.PAUSE)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("job_id", "TDY-1-99"), ("in_or_out", 1), ("tray_code", "T9"), ("cargo_space_id", "S9"),
+    ("target_cargo_space_id", "S9"),
+])
+def test_job_matches_and_job_mismatches_agree(field, value):
+    e = evidence()
+    other = dataclasses.replace(JOB, **{field: value})
+    assert e.job_matches(JOB) and e.job_mismatches(JOB) == []
+    assert not e.job_matches(other) and e.job_mismatches(other) == [field]

@@ -38,3 +38,23 @@ def test_connections_keep_one_generic_plan_for_prepared_statements(transactional
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone()[0] == "force_generic_plan"
+
+
+def test_evidence_built_from_a_row_is_complete_and_equal_to_a_constructed_one(wms):
+    import dataclasses
+
+    from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
+
+    built = wms.build("finish_terminal")
+    fast = evidence_for_workflow(built.workflow_id)
+    # Every field is set, and the classes' own constructors give an equal object.
+    for obj, cls in ((fast, TidyRecoveryEvidence), (fast.step, StepEvidence), (fast.finish_job, JobEvidence)):
+        assert {f.name for f in dataclasses.fields(cls)} <= set(vars(obj))
+    rebuilt = TidyRecoveryEvidence(**{
+        **{f.name: getattr(fast, f.name) for f in dataclasses.fields(TidyRecoveryEvidence)},
+        "step": StepEvidence(**dataclasses.asdict(fast.step)),
+        "finish_job": JobEvidence(**dataclasses.asdict(fast.finish_job)),
+    })
+    assert rebuilt == fast and rebuilt.fingerprint == fast.fingerprint
+    with __import__("pytest").raises(dataclasses.FrozenInstanceError):
+        fast.workflow_status = "PAUSED_RECOVERY"
