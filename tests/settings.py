@@ -17,3 +17,5 @@ from console.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+# The callback token the tests authenticate with, whatever database they run on.
+WCS_CALLBACK_TOKEN = "dev-wcs-token"

@@ -4,6 +4,7 @@ journal check, and the short profile end to end with the real processes."""
 import json
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
@@ -15,6 +16,10 @@ from recovery.replay import database as db
 from recovery.replay.runner import ReplayOptions, ReplayResult, _classify_outbound, run_replay
 from recovery.replay.scenarios import SCENARIOS
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
+
+# The test database is a throw-away one; on a configured server (DATABASE_URL, e.g. PostgreSQL
+# 15) the replay must be told that writing to it is intended.
+WRITES = [] if settings.EMBEDDED_DATABASE else ["--i-understand-this-writes"]
 
 
 def _execute(sql: str, params: dict | None = None) -> None:
@@ -85,7 +90,7 @@ def test_it_refuses_while_another_session_is_connected(wms):
     other = connect_direct("someone-else")
     try:
         with pytest.raises(CommandError, match="other session"):
-            call_command("replay", "--scenario", "normal_automatic")
+            call_command("replay", "--scenario", "normal_automatic", *WRITES)
     finally:
         other.close()
     assert _backup_schemas() == []
@@ -145,7 +150,8 @@ def test_it_runs_the_short_profile_end_to_end_and_restores_the_database_exactly(
     # refusal itself is tested above).
     assert all(s["state"] == "idle" for s in db.other_sessions())
     messages: list[str] = []
-    result = run_replay(ReplayOptions(profile="short", report_dir=tmp_path, allow_other_sessions=True),
+    result = run_replay(ReplayOptions(profile="short", report_dir=tmp_path, allow_other_sessions=True,
+                                      allow_configured_database=bool(WRITES)),
                         out=messages.append)
     from recovery.replay.report import write_report
 
@@ -190,7 +196,7 @@ def test_it_restores_a_backup_an_interrupted_run_kept(baseline):
 def test_it_refuses_to_start_while_an_earlier_backup_is_kept(baseline):
     base, _ = baseline
     with pytest.raises(CommandError, match=f"--restore-backup {base.backup_schema}"):
-        call_command("replay", "--scenario", "normal_automatic")
+        call_command("replay", "--scenario", "normal_automatic", *WRITES)
 
 
 
@@ -206,7 +212,8 @@ def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms,
                         scenarios.Scenario("lost_authority", "Broken on purpose", "test", ("nothing",), broken))
     with pytest.raises(CommandError, match="failed scenarios: lost_authority"):
         # (idle connections earlier tests of this process leave are allowed, as in the end-to-end test)
-        call_command("replay", "--scenario", "lost_authority", "--report", str(tmp_path), "--allow-other-sessions")
+        call_command("replay", "--scenario", "lost_authority", "--report", str(tmp_path),
+                     "--allow-other-sessions", *WRITES)
 
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["passed"] is False and report["mismatches"] == []
