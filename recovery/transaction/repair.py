@@ -73,7 +73,14 @@ from django.db import connection
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.evidence import ACTIVE_JOB_STATUSES, TIDY_MOVE, StepEvidence, TidyRecoveryEvidence, evidence_for_workflow
+from recovery.evidence import (
+    ACTIVE_JOB_STATUSES,
+    TIDY_MOVE,
+    JobEvidence,
+    StepEvidence,
+    TidyRecoveryEvidence,
+    evidence_for_workflow,
+)
 from recovery.models import RecoveryDecision, tidy_job_id
 from recovery.transaction import (
     StaleWrite,
@@ -309,16 +316,6 @@ def row_changes(before: dict, after: dict) -> list[dict]:
 
 
 @dataclass(frozen=True)
-class JobRow:
-    job_id: str
-    in_or_out: int | None
-    status: int | None
-    tray_code: str | None
-    cargo_space_id: str | None
-    target_cargo_space_id: str | None
-
-
-@dataclass(frozen=True)
 class StepRow:
     step_id: int
     step_no: int
@@ -327,7 +324,7 @@ class StepRow:
     cargo_space_id: str
     target_cargo_space_id: str
 
-    def matches(self, workflow_id: int, job: JobRow | None) -> bool:
+    def matches(self, workflow_id: int, job: JobEvidence | None) -> bool:
         return job is not None and (job.job_id, job.in_or_out, job.tray_code, job.cargo_space_id,
                                     job.target_cargo_space_id) == (
             tidy_job_id(workflow_id, self.step_id), TIDY_MOVE, self.tray_code, self.cargo_space_id,
@@ -340,11 +337,11 @@ class RepairContext:
 
     evidence: TidyRecoveryEvidence
     steps: tuple[StepRow, ...]
-    active_jobs: tuple[JobRow, ...]  # every active TDY-<wid>-* job
+    active_jobs: tuple[JobEvidence, ...]  # every active TDY-<wid>-* job
     # The step a reconcile is about: the first incomplete step, or, when every step is
     # COMPLETED, the step whose job is the one still active (None when that is not unique).
     subject: StepRow | None
-    subject_job: JobRow | None  # the active job with the subject's deterministic id
+    subject_job: JobEvidence | None  # the active job with the subject's deterministic id
     subject_finish_rows: int
     stock_spaces: tuple[str | None, ...]  # where each stock row of the subject tray is booked
     spaces: dict[str, str | None] = field(default_factory=dict)  # space -> tray it records
@@ -374,7 +371,7 @@ def read_context(workflow_id: int) -> RepairContext | None:
         cursor.execute(WORKFLOW_STEPS, {"workflow_id": workflow_id})
         steps = tuple(StepRow(*row) for row in cursor.fetchall())
         cursor.execute(WORKFLOW_ACTIVE_JOBS, _prefix(workflow_id))
-        active_jobs = tuple(JobRow(*row) for row in cursor.fetchall())
+        active_jobs = tuple(JobEvidence(*row) for row in cursor.fetchall())
         subject = None
         if evidence.step is not None:
             subject = next(s for s in steps if s.step_id == evidence.step.step_id)
@@ -433,7 +430,7 @@ def _create_job(ctx: RepairContext, step: StepRow) -> str:
     return job_id
 
 
-def _archive_job(job: JobRow, archive_status: int | None) -> None:
+def _archive_job(job: JobEvidence, archive_status: int | None) -> None:
     with connection.cursor() as cursor:
         cursor.execute(ARCHIVE_JOB, {"job_id": job.job_id, "expected_status": job.status,
                                      "archive_status": archive_status})
