@@ -163,3 +163,21 @@ def test_cursor_round_trips_exactly():
     assert Cursor.decode(c.encode()) == c
     with pytest.raises(ValueError):
         Cursor.decode("12-x")
+
+
+def test_it_offers_operators_a_batch_re_check_of_the_filtered_list_and_supervisors_none(wms, client):
+    from django.contrib.auth.models import Group, User
+
+    wms.build("paused", reason="RECOVERY_JOB_MISSING")
+    for name, role in (("op-batch", "operator"), ("sup-batch", "supervisor")):
+        user = User.objects.create_user(name, password="pw-for-tests")
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+    client.login(username="op-batch", password="pw-for-tests")
+    page = client.get("/paused/?reason=RECOVERY_JOB_MISSING").content.decode()
+    assert 'href="/repair/batch/?reason=RECOVERY_JOB_MISSING"' in page
+    assert 'href="/repair/audit/"' in page
+    client.logout()
+    client.login(username="sup-batch", password="pw-for-tests")
+    page = client.get("/paused/?reason=RECOVERY_JOB_MISSING").content.decode()
+    assert "/repair/batch/" not in page
+    assert 'href="/repair/audit/"' in page

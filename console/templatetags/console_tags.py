@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from console import roles
 from console.reason_codes import CORRECTION_LABELS, reason_code
 
 register = template.Library()
@@ -94,6 +95,18 @@ def paused_url(filters, **changes) -> str:
     params.update(position)
     query = urlencode(params)
     return reverse("paused-workflows") + (f"?{query}" if query else "")
+
+
+@register.simple_tag
+def batch_recheck_url(filters) -> str:
+    """The batch re-check page for the workflows these paused-list filters select."""
+    query = urlencode({k: v for k, v in filters.params().items() if k in {"reason", "origin", "age", "q"}})
+    return reverse("repair-batch") + (f"?{query}" if query else "")
+
+
+@register.filter
+def may_repair(user) -> bool:
+    return roles.can_repair(user)
 
 
 @register.filter
