@@ -373,9 +373,16 @@ def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "prev
 # --- audit rows ------------------------------------------------------------------------------------
 
 
-def _replay(key: str | None, user) -> RepairAudit | None:
+def _submission_key(idempotency_key: str | None) -> str | None:
+    """The form's idempotency key, or None when it is missing or malformed."""
+    return idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+
+
+def _first_result(key: str | None, user) -> RepairAudit | None:
+    """A double submit's first result (None for a first submit); refuses a missing key and a
+    key first submitted by someone else."""
     if not key:
-        return None
+        raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
     first = RepairAudit.objects.filter(idempotency_key=key).first()
     if first is not None and first.user_id != user.pk:
         raise RepairRefused(Refusal.BAD_REQUEST, "This form was submitted by someone else; open it again.")
@@ -434,11 +441,9 @@ def repair_apply(*, user, request: RepairRequest, previewed_fingerprint: str, id
     Returns the audit row (APPLIED, or the first result of this idempotency key); raises
     RepairRefused (its audit row committed) otherwise."""
     started = time.monotonic()
-    key = idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+    key = _submission_key(idempotency_key)
     try:
-        if not key:
-            raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
-        if first := _replay(key, user):
+        if first := _first_result(key, user):
             return first
         ctx = m.read_context(request.workflow_id)
         _validate_outside_lock(user, request, ctx)
@@ -488,11 +493,9 @@ def cancel_propose(*, user, request: RepairRequest, previewed_fingerprint: str,
     """A shift lead proposes cancel-and-release; nothing in the WMS changes until approval."""
     started = time.monotonic()
     request = replace(request, action=RepairAction.CANCEL_PROPOSE)
-    key = idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+    key = _submission_key(idempotency_key)
     try:
-        if not key:
-            raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
-        if first := _replay(key, user):
+        if first := _first_result(key, user):
             return first
         ctx = m.read_context(request.workflow_id)
         _validate_outside_lock(user, request, ctx)
@@ -556,11 +559,9 @@ def cancel_approve(*, user, proposal_id: int, reason_code: str, reason_text: str
     started = time.monotonic()
     proposal = CancelProposal.objects.get(pk=proposal_id)
     request = _proposal_request(proposal, RepairAction.CANCEL_APPROVE, reason_code, reason_text)
-    key = idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+    key = _submission_key(idempotency_key)
     try:
-        if not key:
-            raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
-        if first := _replay(key, user):
+        if first := _first_result(key, user):
             return first
         if not permitted(user, RepairAction.CANCEL_APPROVE):
             raise RepairRefused(Refusal.FORBIDDEN, "Only a shift lead may approve cancel-and-release.")
@@ -628,11 +629,9 @@ def cancel_reject(*, user, proposal_id: int, reason_code: str, reason_text: str,
     started = time.monotonic()
     proposal = CancelProposal.objects.get(pk=proposal_id)
     request = _proposal_request(proposal, RepairAction.CANCEL_REJECT, reason_code, reason_text)
-    key = idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+    key = _submission_key(idempotency_key)
     try:
-        if not key:
-            raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
-        if first := _replay(key, user):
+        if first := _first_result(key, user):
             return first
         if not permitted(user, RepairAction.CANCEL_REJECT):
             raise RepairRefused(Refusal.FORBIDDEN, "Only a shift lead may reject cancel-and-release.")
@@ -682,7 +681,7 @@ def batch_recheck(*, user, fingerprints: dict[int, str], reason_code: str, reaso
                   idempotency_key: str) -> RepairBatch:
     """Re-check and resume each selected workflow in its own transaction, one audit row each,
     all linked to one RepairBatch. A double submit returns the first batch."""
-    key = idempotency_key if KEY_PATTERN.match(idempotency_key or "") else None
+    key = _submission_key(idempotency_key)
     probe = RepairRequest(RepairAction.RECHECK, 0, reason_code, reason_text)
     try:
         if not key:
