@@ -53,7 +53,7 @@ class Command(BaseCommand):
                     "--access-logfile", "-"],
             "qcluster": [*base, "qcluster"],
         }
-        if demo and not options["no_simulator"] and "wcs_simulator" in _commands():
+        if demo and not options["no_simulator"]:
             processes["simulator"] = [*base, "wcs_simulator", "--console-url",
                                       f"http://{options['host']}:{options['port']}", "--create-workflows"]
 
@@ -68,12 +68,6 @@ class Command(BaseCommand):
             if embedded and os.environ.get("KEEP_EMBEDDED_DB") != "1":
                 devdb.stop(settings.EMBEDDED_DB_DIR)
                 self.stdout.write("embedded database stopped")
-
-
-def _commands() -> set[str]:
-    from django.core.management import get_commands
-
-    return set(get_commands())
 
 
 def _supervise(commands: dict[str, list[str]], out) -> None:
