@@ -49,6 +49,9 @@ WHERE datname = current_database()
   AND application_name = %(application_name)s
 """
 
+# The recovery cadence of the replay's child processes, so scenarios wait seconds, not minutes.
+CHILD_RECOVERY_INTERVAL_SECONDS = 1
+
 
 class ReplayTimeout(Exception):
     """Something the scenario waits for did not happen in time."""
@@ -144,7 +147,7 @@ class Processes:
             "DEBUG": "0",
             "WCS_CALLBACK_TOKEN": self.token,
             "WCS_SNAPSHOT_URL": self.snapshot_url,
-            "RECOVERY_INTERVAL_SECONDS": "1",
+            "RECOVERY_INTERVAL_SECONDS": str(CHILD_RECOVERY_INTERVAL_SECONDS),
             "Q_WORKERS": "1",
             "Q_SYNC": "0",
             "LOG_LEVEL": "INFO",
