@@ -1,31 +1,25 @@
-"""System checks for the repair audit (run by `manage.py check --database default` and migrate)."""
+"""System checks for the repair audit (run by `manage.py check --database default` and migrate).
+ConsoleConfig.ready() registers them."""
 
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error
 from django.db import connections
 from django.db.utils import DatabaseError
 
+from console.console_sql import AUDIT_TABLE_EXISTS, AUDIT_TRIGGERS_PRESENT
+
 AUDIT_TRIGGERS = ("console_repairaudit_no_update_delete", "console_repairaudit_no_truncate")
 
-TRIGGERS_PRESENT = """
-SELECT tgname
-FROM pg_trigger
-WHERE tgrelid = 'console_repairaudit'::regclass
-  AND NOT tgisinternal
-  AND tgenabled <> 'D'
-"""
 
-
-@register(Tags.database)
 def check_audit_is_append_only(app_configs=None, databases=None, **kwargs):
     """The audit table must carry its enabled append-only triggers (migration console 0002)."""
     if not databases or "default" not in databases:
         return []
     try:
         with connections["default"].cursor() as cursor:
-            cursor.execute("SELECT to_regclass('console_repairaudit') IS NOT NULL")
+            cursor.execute(AUDIT_TABLE_EXISTS)
             if not cursor.fetchone()[0]:
                 return []  # not migrated yet: migrate creates table and triggers together
-            cursor.execute(TRIGGERS_PRESENT)
+            cursor.execute(AUDIT_TRIGGERS_PRESENT)
             present = {row[0] for row in cursor.fetchall()}
     except DatabaseError as exc:
         return [Error(f"Could not inspect the repair audit table: {exc}", id="console.E101")]

@@ -96,3 +96,16 @@ WHERE_BEFORE_CURSOR = "AND (w.updated_at, w.workflow_id) < (%(cursor_at)s, %(cur
 WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
      OR w.workflow_id IN (SELECT workflow_id FROM alg.tidy_space_lock WHERE cargo_space_id = %(q)s)
      OR w.workflow_id = %(q_id)s)"""
+
+
+# System check (console/checks.py): is the repair audit migrated, and which of its own enabled
+# triggers does it carry.
+AUDIT_TABLE_EXISTS = "SELECT to_regclass('console_repairaudit') IS NOT NULL"
+
+AUDIT_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'console_repairaudit'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""

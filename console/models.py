@@ -10,8 +10,6 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from console import checks  # noqa: F401  (registers the append-only system check)
-
 
 class RepairAction(models.TextChoices):
     RECHECK = "RECHECK", "Re-check and resume"

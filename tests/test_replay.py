@@ -10,11 +10,11 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
+from console.replay import database as db
+from console.replay.runner import ReplayOptions, ReplayResult, _classify_outbound, run_replay
+from console.replay.scenarios import SCENARIOS
 from recovery.lease import connect_direct
 from recovery.models import OutboundHttpRequest
-from recovery.replay import database as db
-from recovery.replay.runner import ReplayOptions, ReplayResult, _classify_outbound, run_replay
-from recovery.replay.scenarios import SCENARIOS
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 
 # The test database is a throw-away one; on a configured server (DATABASE_URL, e.g. PostgreSQL
@@ -153,7 +153,7 @@ def test_it_runs_the_short_profile_end_to_end_and_restores_the_database_exactly(
     result = run_replay(ReplayOptions(profile="short", report_dir=tmp_path, allow_other_sessions=True,
                                       allow_configured_database=bool(WRITES)),
                         out=messages.append)
-    from recovery.replay.report import write_report
+    from console.replay.report import write_report
 
     html, json_path = write_report(result)
 
@@ -201,7 +201,7 @@ def test_it_refuses_to_start_while_an_earlier_backup_is_kept(baseline):
 
 
 def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms, tmp_path, monkeypatch):
-    from recovery.replay import scenarios
+    from console.replay import scenarios
 
     def broken(ctx):
         ctx.journal.execute("INSERT INTO bas_cargo_space (cargo_space_id) VALUES (%(s)s)", {"s": "BROKEN-1"},

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from console.simulator.wcs import Faults, SnapshotServer, WcsSimulator
 from recovery.models import CallbackReceipt, OutboundHttpRequest, tidy_job_id
 from recovery.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient
-from recovery.wcs_simulator import Faults, SnapshotServer, WcsSimulator
 from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 
 ROOT = Path(__file__).resolve().parent.parent

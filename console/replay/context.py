@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
+from console.replay.journal import MutationJournal, Timeline
+from console.replay.processes import Child, Processes, ReplayTimeout
 from recovery.cycle import run_cycle
 from recovery.decisions import decide
 from recovery.evidence import evidence_for_active_workflows
 from recovery.lifecycle import TidyMove, create_tidy_workflow
 from recovery.models import RecoveryCycle, tidy_job_id
-from recovery.replay.journal import MutationJournal, Timeline
-from recovery.replay.processes import Child, Processes, ReplayTimeout
 from recovery.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
 
 REPLAY_PURPOSE = "replay-wcs-callback"

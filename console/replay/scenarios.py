@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from console.replay.context import Created, ScenarioContext, ScenarioFailed
+from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.replay.context import Created, ScenarioContext, ScenarioFailed
-from recovery.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
 from recovery.transaction import StaleEvidence, apply_decision
 
 # The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).

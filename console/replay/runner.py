@@ -14,12 +14,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from console.replay import database as db
+from console.replay.context import RunState, ScenarioContext, ScenarioResult
+from console.replay.journal import MutationJournal, Timeline
+from console.replay.processes import Processes, free_port
+from console.replay.scenarios import BY_NAME, PROFILES, raise_if_missing
 from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.replay import database as db
-from recovery.replay.context import RunState, ScenarioContext, ScenarioResult
-from recovery.replay.journal import MutationJournal, Timeline
-from recovery.replay.processes import Processes, free_port
-from recovery.replay.scenarios import BY_NAME, PROFILES, raise_if_missing
 from recovery.schema import missing_tables
 
 TASK_STATE_MARKERS = ("task-state", "taskstate", "tidytaskstate", "unknown-task", "/sim/")

@@ -1,14 +1,14 @@
-"""`manage.py replay`: run the recovery replay (recovery/replay) and write its report."""
+"""`manage.py replay`: run the recovery replay (console/replay) and write its report."""
 
 import signal
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from recovery.replay.database import ReplayRefused
-from recovery.replay.report import write_report
-from recovery.replay.runner import ReplayOptions, restore_backup, run_replay
-from recovery.replay.scenarios import PROFILES, SCENARIOS, ScenarioFailed
+from console.replay.database import ReplayRefused
+from console.replay.report import write_report
+from console.replay.runner import ReplayOptions, restore_backup, run_replay
+from console.replay.scenarios import PROFILES, SCENARIOS, ScenarioFailed
 
 
 def _interrupt(signum, frame):

@@ -1,4 +1,4 @@
-"""Run the WCS simulator (see recovery/wcs_simulator.py): vehicle snapshot + driving tidy jobs."""
+"""Run the WCS simulator (see console/simulator/wcs.py): vehicle snapshot + driving tidy jobs."""
 
 import signal
 import threading
@@ -6,7 +6,7 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from recovery.wcs_simulator import Faults, SnapshotServer, WcsSimulator, log, run_forever
+from console.simulator.wcs import Faults, SnapshotServer, WcsSimulator, log, run_forever
 
 
 def _probability(value: str) -> float:

@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from console.replay.journal import Timeline
 from recovery.models import RecoveryCycle
-from recovery.replay.journal import Timeline
 
 BASE_DIR = Path(settings.BASE_DIR)
 

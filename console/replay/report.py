@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from recovery.replay.runner import ReplayResult
+from console.replay.runner import ReplayResult
 
 
 def _scenario_json(sc) -> dict:
