@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import api
+from console.api import views as api
 
 urlpatterns = [
     path("job-finish", api.job_finish, name="wcs-job-finish"),

@@ -37,7 +37,8 @@ class JobEvidence:
 
 @dataclass(frozen=True)
 class StepEvidence:
-    """The first incomplete step (lowest step_no not COMPLETED)."""
+    """One step of a workflow; in TidyRecoveryEvidence, the first incomplete step (lowest step_no
+    not COMPLETED)."""
 
     step_id: int
     step_no: int
@@ -45,6 +46,13 @@ class StepEvidence:
     tray_code: str
     cargo_space_id: str
     target_cargo_space_id: str
+
+    def matches(self, workflow_id: int, job: JobEvidence | None) -> bool:
+        """Whether `job` is this step's deterministic tidy move, field for field."""
+        return job is not None and (job.job_id, job.in_or_out, job.tray_code, job.cargo_space_id,
+                                    job.target_cargo_space_id) == (
+            tidy_job_id(workflow_id, self.step_id), TIDY_MOVE, self.tray_code, self.cargo_space_id,
+            self.target_cargo_space_id)
 
 
 @dataclass(frozen=True)

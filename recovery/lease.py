@@ -11,6 +11,8 @@ from contextlib import contextmanager
 import psycopg
 from django.db import connection
 
+from recovery import wms_sql
+
 log = logging.getLogger(__name__)
 
 # Arbitrary but fixed advisory lock keys of this product.
@@ -49,8 +51,7 @@ class Lease:
             return False
         try:
             row = self._conn.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() "
-                "AND objid = %s AND granted", (self.key,)).fetchone()
+wms_sql.LEASE_HELD, {"key": self.key}).fetchone()
         except psycopg.Error:
             return False
         return bool(row and row[0])
@@ -61,7 +62,7 @@ def try_lease(key: int = RUNNER_LEASE_KEY):
     """Yield a Lease; `lease.acquired` is False when another session holds it."""
     conn = _connect()
     try:
-        acquired = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        acquired = conn.execute(wms_sql.LEASE_TRY, {"key": key}).fetchone()[0]
         yield Lease(conn, key, acquired)
     finally:
         conn.close()  # ending the session releases the lock
@@ -72,7 +73,7 @@ def wait_lease(key: int):
     """Block until the lease is ours (used for the short start-up check)."""
     conn = _connect()
     try:
-        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        conn.execute(wms_sql.LEASE_WAIT, {"key": key})
         yield Lease(conn, key, True)
     finally:
         conn.close()

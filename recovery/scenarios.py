@@ -2,7 +2,7 @@
 
 The demo (`wms_demo`), the tests, the benchmark and the replay all build their warehouses
 here, so "a workflow whose job is missing" means the same rows everywhere. Everything is
-written with raw SQL and explicit values, as the WMS itself would have left it.
+written with named SQL (recovery/wms_sql.py, BUILDER_*) and explicit values, as the WMS itself would have left it.
 """
 
 import itertools
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
+from recovery import wms_sql
 from recovery.models import tidy_job_id
 
 # Scenario kinds -> what one recovery cycle must do with them (action, pause reason).
@@ -78,13 +79,12 @@ class WarehouseBuilder:
 
     def add_space(self, tray_code: str | None = None) -> str:
         space = self.space_id()
-        self._x("INSERT INTO bas_cargo_space (cargo_space_id, tray_code) VALUES (%(s)s, %(t)s)",
-                {"s": space, "t": tray_code})
+        self._x(wms_sql.BUILDER_INSERT_SPACE, {"s": space, "t": tray_code})
         return space
 
     def add_stock(self, tray_code: str, space: str | None, sku_count: int = 3) -> None:
         for i in range(sku_count):
-            self._x("INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty) VALUES (%(t)s, %(s)s, %(k)s, %(q)s)",
+            self._x(wms_sql.BUILDER_INSERT_STOCK,
                     {"t": tray_code, "s": space, "k": next(self._sku), "q": 5 + 7 * i})
 
     def stocked_tray(self, sku_count: int = 3) -> tuple[str, str]:
@@ -100,35 +100,27 @@ class WarehouseBuilder:
 
     def put_tray_at_target(self, move: Move) -> None:
         """The physical effect of a finished move, as alg.usp_complete_move_job leaves it."""
-        self._x("UPDATE bas_stock SET cargo_space_id = %(t)s WHERE tray_code = %(tray)s",
-                {"t": move.target, "tray": move.tray_code})
-        self._x("UPDATE bas_cargo_space SET tray_code = NULL WHERE cargo_space_id = %(s)s", {"s": move.source})
-        self._x("UPDATE bas_cargo_space SET tray_code = %(tray)s WHERE cargo_space_id = %(t)s",
-                {"t": move.target, "tray": move.tray_code})
+        self._x(wms_sql.BUILDER_BOOK_TRAY_STOCK, {"t": move.target, "tray": move.tray_code})
+        self._x(wms_sql.BUILDER_EMPTY_SPACE, {"s": move.source})
+        self._x(wms_sql.BUILDER_PUT_TRAY, {"t": move.target, "tray": move.tray_code})
 
     def workflow(self, *, moves: list[Move], step_statuses: list[str], status: str = "ACTIVE",
                  origin: str = "AUTOMATIC", pause_reason: str | None = None, lock: bool = True,
                  age_minutes: int = 0) -> Built:
         (wid,), = self._x(
-            "INSERT INTO alg.tidy_workflow (origin, status, pause_reason, created_at, updated_at, completed_at) "
-            "VALUES (%(o)s, %(st)s, %(r)s, now() - make_interval(mins => %(age)s), "
-            "now() - make_interval(mins => %(age)s), CASE WHEN %(st)s = 'COMPLETED' THEN now() END) "
-            "RETURNING workflow_id",
+            wms_sql.BUILDER_INSERT_WORKFLOW,
             {"o": origin, "st": status, "r": pause_reason, "age": age_minutes})
         built = Built(kind="", workflow_id=wid, moves=list(moves))
         for no, (mv, st) in enumerate(zip(moves, step_statuses, strict=True), start=1):
             (sid,), = self._x(
-                "INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, "
-                "status, pause_reason, completed_at) VALUES (%(w)s, %(n)s, %(t)s, %(s)s, %(g)s, %(st)s, %(r)s, "
-                "CASE WHEN %(st)s = 'COMPLETED' THEN now() END) RETURNING step_id",
+                wms_sql.BUILDER_INSERT_STEP,
                 {"w": wid, "n": no, "t": mv.tray_code, "s": mv.source, "g": mv.target, "st": st,
                  "r": pause_reason if st == "PAUSED_RECOVERY" else None})
             built.step_ids.append(sid)
         if lock:
             spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
             for space in spaces:
-                self._x("INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id) VALUES (%(w)s, %(s)s)",
-                        {"w": wid, "s": space})
+                self._x(wms_sql.BUILDER_INSERT_SPACE_LOCK, {"w": wid, "s": space})
         return built
 
     def job(self, built: Built, step_index: int, *, status: int = 2, finished: bool = False,
@@ -139,17 +131,14 @@ class WarehouseBuilder:
         params = {"j": job_id, "io": in_or_out, "st": status, "t": tray_code or mv.tray_code,
                   "s": source or mv.source, "g": target or mv.target}
         if finished:
-            self._x("INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, "
-                    "target_cargo_space_id) VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)", params)
+            self._x(wms_sql.BUILDER_INSERT_FINISHED_JOB, params)
         else:
-            self._x("INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, "
-                    "target_cargo_space_id) VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)", params)
+            self._x(wms_sql.BUILDER_INSERT_ACTIVE_JOB, params)
         return job_id
 
     def event(self, built: Built, step_index: int, stage: str = "MOVE_FINISHED") -> None:
         job_id = tidy_job_id(built.workflow_id, built.step_ids[step_index])
-        self._x("INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage) "
-                "VALUES (%(w)s, %(s)s, %(j)s, %(st)s)",
+        self._x(wms_sql.BUILDER_INSERT_EVENT,
                 {"w": built.workflow_id, "s": built.step_ids[step_index], "j": job_id, "st": stage})
 
     # --- the scenarios ---------------------------------------------------------------------------
@@ -259,12 +248,6 @@ class WarehouseBuilder:
         return built
 
 
-WMS_TABLES = (
-    "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",
-    "mydo_job", "mydo_job_finish", "bas_stock", "bas_cargo_space",
-)
-
-
 def truncate_wms_tables() -> None:
     with connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCADE")
+        cursor.execute(wms_sql.TRUNCATE_WMS_TABLES)

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
+from recovery import wms_sql
 from recovery.wms_sql import sql_file
 
 # The contract of design §3: table -> column -> the family of types that satisfies it.
@@ -52,11 +53,7 @@ def _split(table: str) -> tuple[str, str]:
 def existing_columns(table: str) -> dict[str, str]:
     schema, name = _split(table)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = %(schema)s AND table_name = %(name)s",
-            {"schema": schema, "name": name},
-        )
+        cursor.execute(wms_sql.TABLE_COLUMNS, {"schema": schema, "name": name})
         return dict(cursor.fetchall())
 
 
@@ -82,7 +79,7 @@ def missing_tables() -> list[str]:
 
 def procedure_exists() -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regprocedure(%(sig)s) IS NOT NULL", {"sig": f"{PROCEDURE}(text)"})
+        cursor.execute(wms_sql.PROCEDURE_EXISTS, {"sig": f"{PROCEDURE}(text)"})
         return cursor.fetchone()[0]
 
 

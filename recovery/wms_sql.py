@@ -278,7 +278,7 @@ FROM bas_cargo_space
 WHERE cargo_space_id = ANY (%(spaces)s::text[])
 """
 
-TRAY_STOCK = """
+TRAY_STOCK_SUMMARY = """
 SELECT b.tray_code,
        count(*) AS stock_rows,
        array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
@@ -287,6 +287,263 @@ FROM bas_stock AS b
 WHERE b.tray_code = ANY (%(trays)s::text[])             -- bas_stock_tray_code_idx
 GROUP BY b.tray_code
 """
+
+# --- operator repairs (recovery/transaction/repair.py) ------------------------------------
+
+
+# All steps of a workflow, for the repair context and the row snapshot.
+WORKFLOW_STEPS = """
+SELECT step_id, step_no, status, tray_code, cargo_space_id, target_cargo_space_id
+FROM alg.tidy_step
+WHERE workflow_id = %(workflow_id)s                       -- tidy_step_workflow_step_no_key
+ORDER BY step_no
+"""
+
+# Every active TDY-<wid>-* job (prefix range on mydo_job_job_id_pattern_idx, as evidence.sql).
+WORKFLOW_ACTIVE_JOBS = """
+SELECT job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id
+FROM mydo_job
+WHERE job_id ~>=~ %(prefix)s
+  AND job_id ~<~ %(prefix_end)s
+ORDER BY job_id
+"""
+
+# Every stock row of one tray and where it is booked.
+TRAY_STOCK_ROWS = """
+SELECT stock_id, cargo_space_id
+FROM bas_stock
+WHERE tray_code = %(tray_code)s                           -- bas_stock_tray_code_idx
+ORDER BY stock_id
+"""
+
+# Spaces that record the tray (bas_cargo_space_tray_code_idx) plus the step's two spaces.
+SPACES_OF_MOVE = """
+SELECT cargo_space_id, tray_code
+FROM bas_cargo_space
+WHERE cargo_space_id = ANY (%(spaces)s::text[])
+   OR tray_code = %(tray_code)s
+ORDER BY cargo_space_id
+"""
+
+FINISH_ROWS_OF_JOB = """
+SELECT count(*)
+FROM mydo_job_finish
+WHERE job_id = %(job_id)s                                 -- mydo_job_finish_job_id_idx
+"""
+
+RESUME_WORKFLOW = """
+UPDATE alg.tidy_workflow
+SET status = 'ACTIVE',
+    pause_reason = NULL,
+    updated_at = now()
+WHERE workflow_id = %(workflow_id)s
+  AND status = 'PAUSED_RECOVERY'
+"""
+
+RESUME_STEP = """
+UPDATE alg.tidy_step
+SET status = %(new_status)s,
+    pause_reason = NULL
+WHERE step_id = %(step_id)s
+  AND workflow_id = %(workflow_id)s
+  AND status IS NOT DISTINCT FROM %(expected_status)s
+"""
+
+# Book every stock row of the tray at the stated space (rows already there are untouched).
+BOOK_TRAY_STOCK_AT = """
+UPDATE bas_stock
+SET cargo_space_id = %(cargo_space_id)s
+WHERE tray_code = %(tray_code)s
+  AND cargo_space_id IS DISTINCT FROM %(cargo_space_id)s
+"""
+
+# Conditional on what the space recorded when it was read (never overwrites another tray).
+SET_SPACE_TRAY = """
+UPDATE bas_cargo_space
+SET tray_code = %(tray_code)s
+WHERE cargo_space_id = %(cargo_space_id)s
+  AND tray_code IS NOT DISTINCT FROM %(expected_tray_code)s
+"""
+
+CLEAR_TRAY_ELSEWHERE = """
+UPDATE bas_cargo_space
+SET tray_code = NULL
+WHERE tray_code = %(tray_code)s
+  AND cargo_space_id <> %(cargo_space_id)s
+"""
+
+RESET_JOB_STATUS = """
+UPDATE mydo_job
+SET status = 1,
+    updated_at = now()
+WHERE job_id = %(job_id)s
+  AND status IS NOT DISTINCT FROM %(expected_status)s
+"""
+
+# Archive one active job: copy it into mydo_job_finish and take it out of mydo_job, in one
+# statement. archive_status NULL keeps the job's own status.
+ARCHIVE_JOB = """
+WITH archived AS (
+    DELETE FROM mydo_job
+    WHERE job_id = %(job_id)s
+      AND status IS NOT DISTINCT FROM %(expected_status)s
+    RETURNING *
+)
+INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id,
+                             target_cargo_space_id, created_at, updated_at, finished_at)
+SELECT job_id, in_or_out, coalesce(%(archive_status)s::integer, status), tray_code, cargo_space_id,
+       target_cargo_space_id, created_at, now(), now()
+FROM archived
+RETURNING finish_id
+"""
+
+CANCEL_OPEN_STEPS = """
+UPDATE alg.tidy_step
+SET status = 'CANCELLED'
+WHERE workflow_id = %(workflow_id)s
+  AND status IS DISTINCT FROM 'COMPLETED'
+  AND status IS DISTINCT FROM 'CANCELLED'
+"""
+
+CANCEL_WORKFLOW = """
+UPDATE alg.tidy_workflow
+SET status = 'CANCELLED',
+    updated_at = now()
+WHERE workflow_id = %(workflow_id)s
+  AND status = 'PAUSED_RECOVERY'
+"""
+
+# Every space that records one of the trays (bas_cargo_space_tray_code_idx).
+SPACES_RECORDING_TRAYS = """
+SELECT cargo_space_id
+FROM bas_cargo_space
+WHERE tray_code = ANY (%(trays)s::text[])
+"""
+
+# The rows an operator action on one workflow can touch, by table: (key column, statement).
+# A preview and an audit row show them before and after.
+REPAIR_SNAPSHOT = {
+    "alg.tidy_workflow": ("workflow_id", "SELECT * FROM alg.tidy_workflow WHERE workflow_id = %(workflow_id)s"),
+    "alg.tidy_step": ("step_id", "SELECT * FROM alg.tidy_step WHERE workflow_id = %(workflow_id)s"),
+    "alg.tidy_space_lock": ("lock_id", "SELECT * FROM alg.tidy_space_lock WHERE workflow_id = %(workflow_id)s"),
+    "alg.tidy_callback_event": ("event_id",
+                                "SELECT * FROM alg.tidy_callback_event WHERE workflow_id = %(workflow_id)s"),
+    "mydo_job": ("job_id", "SELECT * FROM mydo_job WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
+    "mydo_job_finish": ("finish_id",
+                        "SELECT * FROM mydo_job_finish WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
+    "bas_stock": ("stock_id", "SELECT * FROM bas_stock WHERE tray_code = ANY (%(trays)s::text[])"),
+    "bas_cargo_space": ("cargo_space_id",
+                        "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
+}
+
+# --- leases: session advisory locks of the recovery runner (recovery/lease.py) ---------------
+
+LEASE_TRY = "SELECT pg_try_advisory_lock(%(key)s)"
+
+LEASE_WAIT = "SELECT pg_advisory_lock(%(key)s)"
+
+# Whether this session still holds the lease (a reconnect would silently have dropped it).
+LEASE_HELD = """
+SELECT count(*)
+FROM pg_locks
+WHERE locktype = 'advisory'
+  AND pid = pg_backend_pid()
+  AND objid = %(key)s
+  AND granted
+"""
+
+# --- the WMS schema's shape (recovery/schema.py) and the demo warehouse -------------------------
+
+TABLE_COLUMNS = """
+SELECT column_name,
+       data_type
+FROM information_schema.columns
+WHERE table_schema = %(schema)s
+  AND table_name = %(name)s
+"""
+
+PROCEDURE_EXISTS = "SELECT to_regprocedure(%(sig)s) IS NOT NULL"
+
+COUNT_WORKFLOWS = "SELECT count(*) FROM alg.tidy_workflow"
+
+DEMO_WAREHOUSE_SIZE = """
+SELECT (SELECT count(*) FROM bas_cargo_space),
+       (SELECT count(DISTINCT tray_code) FROM bas_stock),
+       (SELECT count(*) FROM bas_stock)
+"""
+
+# --- the warehouse builder (recovery/scenarios.py: demo, tests, benchmarks, replay) ------------
+
+BUILDER_INSERT_SPACE = """
+INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+VALUES (%(s)s, %(t)s)
+"""
+
+BUILDER_INSERT_STOCK = """
+INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+VALUES (%(t)s, %(s)s, %(k)s, %(q)s)
+"""
+
+BUILDER_BOOK_TRAY_STOCK = """
+UPDATE bas_stock
+SET cargo_space_id = %(t)s
+WHERE tray_code = %(tray)s
+"""
+
+BUILDER_EMPTY_SPACE = """
+UPDATE bas_cargo_space
+SET tray_code = NULL
+WHERE cargo_space_id = %(s)s
+"""
+
+BUILDER_PUT_TRAY = """
+UPDATE bas_cargo_space
+SET tray_code = %(tray)s
+WHERE cargo_space_id = %(t)s
+"""
+
+BUILDER_INSERT_WORKFLOW = """
+INSERT INTO alg.tidy_workflow (origin, status, pause_reason, created_at, updated_at, completed_at)
+VALUES (%(o)s, %(st)s, %(r)s,
+        now() - make_interval(mins => %(age)s),
+        now() - make_interval(mins => %(age)s),
+        CASE WHEN %(st)s = 'COMPLETED' THEN now() END)
+RETURNING workflow_id
+"""
+
+BUILDER_INSERT_STEP = """
+INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id,
+                           status, pause_reason, completed_at)
+VALUES (%(w)s, %(n)s, %(t)s, %(s)s, %(g)s, %(st)s, %(r)s, CASE WHEN %(st)s = 'COMPLETED' THEN now() END)
+RETURNING step_id
+"""
+
+BUILDER_INSERT_SPACE_LOCK = """
+INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
+VALUES (%(w)s, %(s)s)
+"""
+
+BUILDER_INSERT_FINISHED_JOB = """
+INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
+"""
+
+BUILDER_INSERT_ACTIVE_JOB = """
+INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
+"""
+
+BUILDER_INSERT_EVENT = """
+INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage)
+VALUES (%(w)s, %(s)s, %(j)s, %(st)s)
+"""
+
+WMS_TABLES = (
+    "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",
+    "mydo_job", "mydo_job_finish", "bas_stock", "bas_cargo_space",
+)
+
+TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCADE"
 
 # --- the WCS simulator's reads ---------------------------------------------------------------
 

@@ -8,9 +8,9 @@ from django.db import connection, transaction
 from django.test import Client
 
 from recovery import transaction as tx
+from recovery.callbacks import JobFinishRequest, job_finish_process
 from recovery.cycle import run_cycle
 from recovery.lease import connect_direct
-from recovery.lifecycle import JobFinishRequest, job_finish_process
 from recovery.models import CallbackReceipt, RecoveryDecision, tidy_job_id
 from recovery.transaction import Outcome, reconcile_workflow
 from tests.wcs_helpers import create, finish, rows, stock_locations

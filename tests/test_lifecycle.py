@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from recovery import transaction as tx
-from recovery.lifecycle import (
+from recovery.creation import (
     InvalidMoves,
     NoVehicleAvailable,
     SpaceLocked,

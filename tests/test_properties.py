@@ -25,13 +25,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from console import repair
+from console.api import parsing
 from console.models import RepairAction
 from console.roles import OPERATOR
-from recovery import lifecycle
+from recovery import callbacks, creation
+from recovery.creation import CreationRefused, TidyMove
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow
 from recovery.faults import FaultInjected
-from recovery.lifecycle import CreationRefused, TidyMove
 from recovery.scenarios import WarehouseBuilder, truncate_wms_tables
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.wms_state import snapshot
@@ -128,27 +129,27 @@ class Warehouse(RuleBasedStateMachine):
         if not moves:
             return
         with suppress(CreationRefused):  # e.g. a move does not fit the WMS state: nothing was created
-            lifecycle.create_tidy_workflow(origin="AUTOMATIC", moves=moves)
+            creation.create_tidy_workflow(origin="AUTOMATIC", moves=moves)
 
     @rule(data=st.data(), status=st.sampled_from([2, 3]))
     def report_status(self, data, status):
         job = self._pick(data, self._active_jobs(), "job")
         if job:
             body = json.dumps({"job_id": job, "status": status}).encode()
-            lifecycle.job_status_process(request=lifecycle.parse_job_status(body))
+            callbacks.job_status_process(request=parsing.parse_job_status(body))
 
     @rule(data=st.data())
     def finish_callback(self, data):
         job = self._pick(data, self._active_jobs(), "job")
         if job:
-            lifecycle.job_finish_process(request=lifecycle.parse_job_finish(_finish_body(job)))
+            callbacks.job_finish_process(request=parsing.parse_job_finish(_finish_body(job)))
             self.sent_finishes.append(job)
 
     @rule(data=st.data())
     def duplicate_callback(self, data):
         job = self._pick(data, self.sent_finishes, "sent job")
         if job:
-            lifecycle.job_finish_process(request=lifecycle.parse_job_finish(_finish_body(job)))
+            callbacks.job_finish_process(request=parsing.parse_job_finish(_finish_body(job)))
 
     @rule()
     def recovery_cycle(self):
@@ -165,7 +166,7 @@ class Warehouse(RuleBasedStateMachine):
         before = snapshot()
         with faults("advance.MOVE_FINISHED:raise"):
             try:
-                lifecycle.job_finish_process(request=lifecycle.parse_job_finish(_finish_body(job)))
+                callbacks.job_finish_process(request=parsing.parse_job_finish(_finish_body(job)))
             except FaultInjected:
                 assert snapshot() == before, "a callback crashed inside its transaction left changes behind"
 

@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from console.replay.journal import MutationJournal, Timeline
 from console.replay.processes import Child, Processes, ReplayTimeout
+from recovery.creation import TidyMove, create_tidy_workflow
 from recovery.cycle import run_cycle
 from recovery.decisions import decide
 from recovery.evidence import evidence_for_active_workflows
-from recovery.lifecycle import TidyMove, create_tidy_workflow
 from recovery.models import RecoveryCycle, tidy_job_id
 from recovery.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
 
@@ -195,7 +195,7 @@ class ScenarioContext:
         self.run.workflows.add(created.workflow_id)
         self.result.workflows.append(created.workflow_id)
         self.journal.record(kind="service", why=f"the tidy under test in {self.result.name}",
-                            call=f"recovery.lifecycle.create_tidy_workflow(origin={origin!r}, moves={len(moves)})",
+                            call=f"recovery.creation.create_tidy_workflow(origin={origin!r}, moves={len(moves)})",
                             result={"workflow_id": created.workflow_id, "first_job": created.first_job_id,
                                     "vehicles_available": created.vehicles_available})
         self.note(f"created {origin} workflow {created.workflow_id} ({steps} steps); job {created.first_job_id} "

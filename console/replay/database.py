@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from recovery.scenarios import WMS_TABLES
+from recovery.wms_sql import WMS_TABLES
 
 BACKUP_SCHEMA_PREFIX = "tidy_replay_backup_"
 SEQUENCES_TABLE = "replay_sequences"

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from django.db import DatabaseError, connection
 
 from recovery import wms_sql
-from recovery.lifecycle import CreationRefused, TidyMove, create_tidy_workflow
+from recovery.creation import CreationRefused, TidyMove, create_tidy_workflow
 from recovery.wcs import HttpFailure, http_request
 
 log = logging.getLogger("wcs_simulator")

@@ -48,14 +48,16 @@ class WorkflowLocked(Exception):
 # --- primitives (caller holds the workflow row lock inside transaction.atomic) ---------------
 
 
-def _execute(sql: str, params: dict) -> int:
+def execute_rows(sql: str, params: dict) -> int:
+    """Run one named statement; the number of rows it touched."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 
 
-def _expect_one(sql: str, params: dict, what: str) -> None:
-    if _execute(sql, params) != 1:
+def expect_rows(sql: str, params: dict, what: str, rows: int = 1) -> None:
+    """Run one conditional write that must touch exactly `rows` rows, else StaleWrite."""
+    if execute_rows(sql, params) != rows:
         raise StaleWrite(f"{what}: state changed since it was read ({params})")
 
 
@@ -91,19 +93,19 @@ def create_step_job(*, workflow_id: int, step_id: int, tray_code: str, cargo_spa
     """Create the step's deterministic move job (status 1) unless it exists, active or archived,
     and mark a PENDING step DISPATCHED. Idempotent."""
     job_id = tidy_job_id(workflow_id, step_id)
-    _execute(wms_sql.CREATE_STEP_JOB, {
+    execute_rows(wms_sql.CREATE_STEP_JOB, {
         "job_id": job_id, "tray_code": tray_code, "cargo_space_id": cargo_space_id,
         "target_cargo_space_id": target_cargo_space_id,
     })
-    _execute(wms_sql.DISPATCH_STEP, {"step_id": step_id})
+    execute_rows(wms_sql.DISPATCH_STEP, {"step_id": step_id})
     return job_id
 
 
 def complete_workflow(*, workflow_id: int, expected_status: str = "ACTIVE") -> None:
     """Complete the workflow and release every lock it holds."""
-    _expect_one(wms_sql.COMPLETE_WORKFLOW, {"workflow_id": workflow_id, "expected_status": expected_status},
+    expect_rows(wms_sql.COMPLETE_WORKFLOW, {"workflow_id": workflow_id, "expected_status": expected_status},
                 "complete workflow")
-    _execute(wms_sql.RELEASE_LOCKS, {"workflow_id": workflow_id})
+    execute_rows(wms_sql.RELEASE_LOCKS, {"workflow_id": workflow_id})
 
 
 def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: dict | None,
@@ -135,11 +137,11 @@ def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: d
 def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
                    expected_workflow_status: str = "ACTIVE") -> None:
     """PAUSED_RECOVERY on the workflow and its first incomplete step; every lock is kept."""
-    _expect_one(wms_sql.PAUSE_WORKFLOW,
+    expect_rows(wms_sql.PAUSE_WORKFLOW,
                 {"workflow_id": workflow_id, "reason": reason, "expected_status": expected_workflow_status},
                 "pause workflow")
     if step is not None:
-        _expect_one(wms_sql.PAUSE_STEP, {"workflow_id": workflow_id, "step_id": step.step_id,
+        expect_rows(wms_sql.PAUSE_STEP, {"workflow_id": workflow_id, "step_id": step.step_id,
                                          "reason": reason, "expected_status": step.status}, "pause step")
 
 
@@ -274,7 +276,7 @@ def complete_move_job(job_id: str) -> None:
 
 def set_job_status(*, job_id: str, status: int, expected_status: int) -> None:
     """Move an active job's status forward, conditional on the status read under the lock."""
-    _expect_one(wms_sql.SET_JOB_STATUS, {"job_id": job_id, "status": status, "expected_status": expected_status},
+    expect_rows(wms_sql.SET_JOB_STATUS, {"job_id": job_id, "status": status, "expected_status": expected_status},
                 "set job status")
 
 

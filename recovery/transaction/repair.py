@@ -64,7 +64,6 @@ Cancel workflow and release locks (`cancel_release`) -- the tidy is abandoned (f
   No inventory record is changed.
 """
 
-import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -75,7 +74,6 @@ from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
 from recovery.evidence import (
     ACTIVE_JOB_STATUSES,
-    TIDY_MOVE,
     JobEvidence,
     StepEvidence,
     TidyRecoveryEvidence,
@@ -86,6 +84,8 @@ from recovery.transaction import (
     StaleWrite,
     advance_step,
     complete_workflow,
+    execute_rows,
+    expect_rows,
     journal_decision,
     record_callback_event,
 )
@@ -95,147 +95,9 @@ OPERATOR_REISSUED = "OPERATOR_REISSUED"
 OPERATOR_RECONCILED_SOURCE = "OPERATOR_RECONCILED_SOURCE"
 OPERATOR_RECONCILED_TARGET = "OPERATOR_RECONCILED_TARGET"
 OPERATOR_CANCELLED = "OPERATOR_CANCELLED"
-OPERATOR_STAGES = (OPERATOR_RESUMED, OPERATOR_REISSUED, OPERATOR_RECONCILED_SOURCE,
-                   OPERATOR_RECONCILED_TARGET, OPERATOR_CANCELLED)
-
-# --- named SQL -------------------------------------------------------------------------------
-
-# All steps of a workflow, for the repair context and the row snapshot.
-WORKFLOW_STEPS = """
-SELECT step_id, step_no, status, tray_code, cargo_space_id, target_cargo_space_id
-FROM alg.tidy_step
-WHERE workflow_id = %(workflow_id)s                       -- tidy_step_workflow_step_no_key
-ORDER BY step_no
-"""
-
-# Every active TDY-<wid>-* job (prefix range on mydo_job_job_id_pattern_idx, as evidence.sql).
-WORKFLOW_ACTIVE_JOBS = """
-SELECT job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id
-FROM mydo_job
-WHERE job_id ~>=~ %(prefix)s
-  AND job_id ~<~ %(prefix_end)s
-ORDER BY job_id
-"""
-
-TRAY_STOCK = """
-SELECT stock_id, cargo_space_id
-FROM bas_stock
-WHERE tray_code = %(tray_code)s                           -- bas_stock_tray_code_idx
-ORDER BY stock_id
-"""
-
-# Spaces that record the tray (bas_cargo_space_tray_code_idx) plus the step's two spaces.
-SPACES_OF_MOVE = """
-SELECT cargo_space_id, tray_code
-FROM bas_cargo_space
-WHERE cargo_space_id = ANY (%(spaces)s::text[])
-   OR tray_code = %(tray_code)s
-ORDER BY cargo_space_id
-"""
-
-FINISH_ROWS_OF_JOB = """
-SELECT count(*)
-FROM mydo_job_finish
-WHERE job_id = %(job_id)s                                 -- mydo_job_finish_job_id_idx
-"""
-
-RESUME_WORKFLOW = """
-UPDATE alg.tidy_workflow
-SET status = 'ACTIVE',
-    pause_reason = NULL,
-    updated_at = now()
-WHERE workflow_id = %(workflow_id)s
-  AND status = 'PAUSED_RECOVERY'
-"""
-
-RESUME_STEP = """
-UPDATE alg.tidy_step
-SET status = %(new_status)s,
-    pause_reason = NULL
-WHERE step_id = %(step_id)s
-  AND workflow_id = %(workflow_id)s
-  AND status IS NOT DISTINCT FROM %(expected_status)s
-"""
-
-# Book every stock row of the tray at the stated space (rows already there are untouched).
-BOOK_TRAY_STOCK_AT = """
-UPDATE bas_stock
-SET cargo_space_id = %(cargo_space_id)s
-WHERE tray_code = %(tray_code)s
-  AND cargo_space_id IS DISTINCT FROM %(cargo_space_id)s
-"""
-
-# Conditional on what the space recorded when it was read (never overwrites another tray).
-SET_SPACE_TRAY = """
-UPDATE bas_cargo_space
-SET tray_code = %(tray_code)s
-WHERE cargo_space_id = %(cargo_space_id)s
-  AND tray_code IS NOT DISTINCT FROM %(expected_tray_code)s
-"""
-
-CLEAR_TRAY_ELSEWHERE = """
-UPDATE bas_cargo_space
-SET tray_code = NULL
-WHERE tray_code = %(tray_code)s
-  AND cargo_space_id <> %(cargo_space_id)s
-"""
-
-RESET_JOB_STATUS = """
-UPDATE mydo_job
-SET status = 1,
-    updated_at = now()
-WHERE job_id = %(job_id)s
-  AND status IS NOT DISTINCT FROM %(expected_status)s
-"""
-
-# Archive one active job: copy it into mydo_job_finish and take it out of mydo_job, in one
-# statement. archive_status NULL keeps the job's own status.
-ARCHIVE_JOB = """
-WITH archived AS (
-    DELETE FROM mydo_job
-    WHERE job_id = %(job_id)s
-      AND status IS NOT DISTINCT FROM %(expected_status)s
-    RETURNING *
-)
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id,
-                             target_cargo_space_id, created_at, updated_at, finished_at)
-SELECT job_id, in_or_out, coalesce(%(archive_status)s::integer, status), tray_code, cargo_space_id,
-       target_cargo_space_id, created_at, now(), now()
-FROM archived
-RETURNING finish_id
-"""
-
-CANCEL_OPEN_STEPS = """
-UPDATE alg.tidy_step
-SET status = 'CANCELLED'
-WHERE workflow_id = %(workflow_id)s
-  AND status IS DISTINCT FROM 'COMPLETED'
-  AND status IS DISTINCT FROM 'CANCELLED'
-"""
-
-CANCEL_WORKFLOW = """
-UPDATE alg.tidy_workflow
-SET status = 'CANCELLED',
-    updated_at = now()
-WHERE workflow_id = %(workflow_id)s
-  AND status = 'PAUSED_RECOVERY'
-"""
 
 # --- the row snapshot a preview and an audit row show -----------------------------------------
 
-SNAPSHOT_SQL = {
-    "alg.tidy_workflow": ("workflow_id", "SELECT * FROM alg.tidy_workflow WHERE workflow_id = %(workflow_id)s"),
-    "alg.tidy_step": ("step_id", "SELECT * FROM alg.tidy_step WHERE workflow_id = %(workflow_id)s"),
-    "alg.tidy_space_lock": ("lock_id", "SELECT * FROM alg.tidy_space_lock WHERE workflow_id = %(workflow_id)s"),
-    "alg.tidy_callback_event": ("event_id",
-                                "SELECT * FROM alg.tidy_callback_event WHERE workflow_id = %(workflow_id)s"),
-    "mydo_job": ("job_id", "SELECT * FROM mydo_job WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
-    "mydo_job_finish": ("finish_id",
-                        "SELECT * FROM mydo_job_finish WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
-    "bas_stock": ("stock_id", "SELECT * FROM bas_stock WHERE tray_code = ANY (%(trays)s::text[])"),
-    "bas_cargo_space": ("cargo_space_id",
-                        "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
-}
 # Columns that move on every write; a row whose only change is one of these is not shown.
 VOLATILE = frozenset({"updated_at", "locked_at", "received_at", "created_at", "finished_at", "completed_at"})
 
@@ -264,12 +126,11 @@ class Scope:
 def workflow_scope(workflow_id: int) -> Scope:
     """Every tray and space the workflow's steps name, plus every space recording one of its trays."""
     with connection.cursor() as cursor:
-        cursor.execute(WORKFLOW_STEPS, {"workflow_id": workflow_id})
+        cursor.execute(wms_sql.WORKFLOW_STEPS, {"workflow_id": workflow_id})
         steps = cursor.fetchall()
         trays = sorted({s[3] for s in steps})
         spaces = {s[4] for s in steps} | {s[5] for s in steps}
-        cursor.execute("SELECT cargo_space_id FROM bas_cargo_space WHERE tray_code = ANY (%(trays)s::text[])",
-                       {"trays": trays})
+        cursor.execute(wms_sql.SPACES_RECORDING_TRAYS, {"trays": trays})
         spaces |= {r[0] for r in cursor.fetchall()}
     return Scope(workflow_id, tuple(trays), tuple(sorted(spaces)))
 
@@ -279,7 +140,7 @@ def snapshot_scope(scope: Scope) -> dict[str, dict[str, dict]]:
               **_prefix(scope.workflow_id)}
     out: dict[str, dict[str, dict]] = {}
     with connection.cursor() as cursor:
-        for table, (key, sql) in SNAPSHOT_SQL.items():
+        for table, (key, sql) in wms_sql.REPAIR_SNAPSHOT.items():
             cursor.execute(sql, params)
             cols = [c.name for c in cursor.description]
             rows = {}
@@ -293,7 +154,7 @@ def snapshot_scope(scope: Scope) -> dict[str, dict[str, dict]]:
 def row_changes(before: dict, after: dict) -> list[dict]:
     """[{table, key, kind: added|removed|changed, before, after, columns}] in table order."""
     changes = []
-    for table in SNAPSHOT_SQL:
+    for table in wms_sql.REPAIR_SNAPSHOT:
         b, a = before.get(table, {}), after.get(table, {})
         for key in sorted(a.keys() | b.keys(), key=lambda k: (len(k), k)):
             old, new = b.get(key), a.get(key)
@@ -316,31 +177,15 @@ def row_changes(before: dict, after: dict) -> list[dict]:
 
 
 @dataclass(frozen=True)
-class StepRow:
-    step_id: int
-    step_no: int
-    status: str | None
-    tray_code: str
-    cargo_space_id: str
-    target_cargo_space_id: str
-
-    def matches(self, workflow_id: int, job: JobEvidence | None) -> bool:
-        return job is not None and (job.job_id, job.in_or_out, job.tray_code, job.cargo_space_id,
-                                    job.target_cargo_space_id) == (
-            tidy_job_id(workflow_id, self.step_id), TIDY_MOVE, self.tray_code, self.cargo_space_id,
-            self.target_cargo_space_id)
-
-
-@dataclass(frozen=True)
 class RepairContext:
     """Read under the workflow row lock (apply, preview) or without it (the page's offers)."""
 
     evidence: TidyRecoveryEvidence
-    steps: tuple[StepRow, ...]
+    steps: tuple[StepEvidence, ...]
     active_jobs: tuple[JobEvidence, ...]  # every active TDY-<wid>-* job
     # The step a reconcile is about: the first incomplete step, or, when every step is
     # COMPLETED, the step whose job is the one still active (None when that is not unique).
-    subject: StepRow | None
+    subject: StepEvidence | None
     subject_job: JobEvidence | None  # the active job with the subject's deterministic id
     subject_finish_rows: int
     stock_spaces: tuple[str | None, ...]  # where each stock row of the subject tray is booked
@@ -368,9 +213,9 @@ def read_context(workflow_id: int) -> RepairContext | None:
     if evidence is None:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(WORKFLOW_STEPS, {"workflow_id": workflow_id})
-        steps = tuple(StepRow(*row) for row in cursor.fetchall())
-        cursor.execute(WORKFLOW_ACTIVE_JOBS, _prefix(workflow_id))
+        cursor.execute(wms_sql.WORKFLOW_STEPS, {"workflow_id": workflow_id})
+        steps = tuple(StepEvidence(*row) for row in cursor.fetchall())
+        cursor.execute(wms_sql.WORKFLOW_ACTIVE_JOBS, _prefix(workflow_id))
         active_jobs = tuple(JobEvidence(*row) for row in cursor.fetchall())
         subject = None
         if evidence.step is not None:
@@ -382,11 +227,11 @@ def read_context(workflow_id: int) -> RepairContext | None:
         if subject is not None:
             job_id = tidy_job_id(workflow_id, subject.step_id)
             subject_job = next((j for j in active_jobs if j.job_id == job_id), None)
-            cursor.execute(FINISH_ROWS_OF_JOB, {"job_id": job_id})
+            cursor.execute(wms_sql.FINISH_ROWS_OF_JOB, {"job_id": job_id})
             finish_rows = cursor.fetchone()[0]
-            cursor.execute(TRAY_STOCK, {"tray_code": subject.tray_code})
+            cursor.execute(wms_sql.TRAY_STOCK_ROWS, {"tray_code": subject.tray_code})
             stock_spaces = tuple(row[1] for row in cursor.fetchall())
-            cursor.execute(SPACES_OF_MOVE, {"spaces": [subject.cargo_space_id, subject.target_cargo_space_id],
+            cursor.execute(wms_sql.SPACES_OF_MOVE, {"spaces": [subject.cargo_space_id, subject.target_cargo_space_id],
                                             "tray_code": subject.tray_code})
             spaces = dict(cursor.fetchall())
     return RepairContext(evidence=evidence, steps=steps, active_jobs=active_jobs, subject=subject,
@@ -397,42 +242,31 @@ def read_context(workflow_id: int) -> RepairContext | None:
 # --- primitives ---------------------------------------------------------------------------------
 
 
-def _execute(sql: str, params: dict) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount
-
-
-def _expect(sql: str, params: dict, what: str, rows: int = 1) -> None:
-    if _execute(sql, params) != rows:
-        raise StaleWrite(f"{what}: state changed since it was read ({params})")
-
-
 def _resume_workflow(workflow_id: int) -> None:
-    _expect(RESUME_WORKFLOW, {"workflow_id": workflow_id}, "resume workflow")
+    expect_rows(wms_sql.RESUME_WORKFLOW, {"workflow_id": workflow_id}, "resume workflow")
 
 
 def _resume_step(workflow_id: int, step_id: int, expected_status: str | None, new_status: str) -> None:
-    _expect(RESUME_STEP, {"workflow_id": workflow_id, "step_id": step_id, "expected_status": expected_status,
-                          "new_status": new_status}, "resume step")
+    expect_rows(wms_sql.RESUME_STEP, {"workflow_id": workflow_id, "step_id": step_id,
+                                      "expected_status": expected_status, "new_status": new_status}, "resume step")
 
 
-def _event(ctx: RepairContext, step: StepRow, stage: str, payload: dict) -> None:
+def _event(ctx: RepairContext, step: StepEvidence, stage: str, payload: dict) -> None:
     record_callback_event(workflow_id=ctx.workflow_id, step_id=step.step_id,
                           job_id=tidy_job_id(ctx.workflow_id, step.step_id), stage=stage, payload=payload)
 
 
-def _create_job(ctx: RepairContext, step: StepRow) -> str:
+def _create_job(ctx: RepairContext, step: StepEvidence) -> str:
     job_id = tidy_job_id(ctx.workflow_id, step.step_id)
-    _expect(wms_sql.CREATE_STEP_JOB, {"job_id": job_id, "tray_code": step.tray_code,
-                                      "cargo_space_id": step.cargo_space_id,
-                                      "target_cargo_space_id": step.target_cargo_space_id}, "create job")
+    expect_rows(wms_sql.CREATE_STEP_JOB, {"job_id": job_id, "tray_code": step.tray_code,
+                                          "cargo_space_id": step.cargo_space_id,
+                                          "target_cargo_space_id": step.target_cargo_space_id}, "create job")
     return job_id
 
 
 def _archive_job(job: JobEvidence, archive_status: int | None) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(ARCHIVE_JOB, {"job_id": job.job_id, "expected_status": job.status,
+        cursor.execute(wms_sql.ARCHIVE_JOB, {"job_id": job.job_id, "expected_status": job.status,
                                      "archive_status": archive_status})
         if cursor.fetchone() is None:
             raise StaleWrite(f"archive job {job.job_id}: state changed since it was read")
@@ -442,18 +276,13 @@ def _correct_records_to(ctx: RepairContext, space: str) -> None:
     """Book the subject tray's stock at `space`, make `space` record it, empty every other space
     that records it. The caller has checked that `space` exists and holds no other tray."""
     tray = ctx.subject.tray_code
-    _expect(BOOK_TRAY_STOCK_AT, {"tray_code": tray, "cargo_space_id": space}, "book stock",
-            rows=sum(1 for booked in ctx.stock_spaces if booked != space))
+    expect_rows(wms_sql.BOOK_TRAY_STOCK_AT, {"tray_code": tray, "cargo_space_id": space}, "book stock",
+                rows=sum(1 for booked in ctx.stock_spaces if booked != space))
     if ctx.spaces.get(space) != tray:
-        _expect(SET_SPACE_TRAY, {"tray_code": tray, "cargo_space_id": space,
-                                 "expected_tray_code": ctx.spaces.get(space)}, f"space {space}")
-    _expect(CLEAR_TRAY_ELSEWHERE, {"tray_code": tray, "cargo_space_id": space}, "clear other spaces",
-            rows=len(ctx.elsewhere(space)))
-
-
-def _step_evidence(step: StepRow) -> StepEvidence:
-    return StepEvidence(step_id=step.step_id, step_no=step.step_no, status=step.status, tray_code=step.tray_code,
-                        cargo_space_id=step.cargo_space_id, target_cargo_space_id=step.target_cargo_space_id)
+        expect_rows(wms_sql.SET_SPACE_TRAY, {"tray_code": tray, "cargo_space_id": space,
+                                             "expected_tray_code": ctx.spaces.get(space)}, f"space {space}")
+    expect_rows(wms_sql.CLEAR_TRAY_ELSEWHERE, {"tray_code": tray, "cargo_space_id": space}, "clear other spaces",
+                rows=len(ctx.elsewhere(space)))
 
 
 # --- the actions (caller: workflow row locked, preconditions checked on `ctx`) -----------------
@@ -511,7 +340,8 @@ def reconcile_to_source(ctx: RepairContext, *, payload: dict) -> MutationResult:
     elif job.status in ACTIVE_JOB_STATUSES:
         what = f"job {job.job_id} kept (status {job.status})"
     else:
-        _expect(RESET_JOB_STATUS, {"job_id": job.job_id, "expected_status": job.status}, "reset job status")
+        expect_rows(wms_sql.RESET_JOB_STATUS, {"job_id": job.job_id, "expected_status": job.status},
+                    "reset job status")
         what = f"job {job.job_id} status {job.status} reset to 1"
     _resume_step(ctx.workflow_id, step.step_id, step.status, "DISPATCHED")
     _event(ctx, step, OPERATOR_RECONCILED_SOURCE, payload)
@@ -534,7 +364,7 @@ def reconcile_to_target(ctx: RepairContext, *, payload: dict) -> MutationResult:
         complete_workflow(workflow_id=ctx.workflow_id)
         parts.append("workflow COMPLETED, locks released")
     else:
-        result = advance_step(workflow_id=ctx.workflow_id, step=_step_evidence(step),
+        result = advance_step(workflow_id=ctx.workflow_id, step=step,
                               stage=OPERATOR_RECONCILED_TARGET, payload=payload)
         parts.append(f"step {step.step_no} COMPLETED")
         parts.append("workflow COMPLETED, locks released" if result.workflow_completed
@@ -548,15 +378,10 @@ def cancel_release(ctx: RepairContext, *, payload: dict) -> MutationResult:
     if ctx.evidence.step is not None:
         _event(ctx, ctx.subject, OPERATOR_CANCELLED, payload)
     open_steps = [s for s in ctx.steps if s.status not in ("COMPLETED", "CANCELLED")]
-    _expect(CANCEL_OPEN_STEPS, {"workflow_id": ctx.workflow_id}, "cancel steps", rows=len(open_steps))
+    expect_rows(wms_sql.CANCEL_OPEN_STEPS, {"workflow_id": ctx.workflow_id}, "cancel steps", rows=len(open_steps))
     cancelled = len(open_steps)
-    _expect(CANCEL_WORKFLOW, {"workflow_id": ctx.workflow_id}, "cancel workflow")
-    released = _execute(wms_sql.RELEASE_LOCKS, {"workflow_id": ctx.workflow_id})
+    expect_rows(wms_sql.CANCEL_WORKFLOW, {"workflow_id": ctx.workflow_id}, "cancel workflow")
+    released = execute_rows(wms_sql.RELEASE_LOCKS, {"workflow_id": ctx.workflow_id})
     return MutationResult(f"{cancelled} step(s) CANCELLED; {len(ctx.active_jobs)} active job(s) archived with "
                           f"their own status; workflow CANCELLED; {released} lock(s) released")
 
-
-def payload_for(**values) -> dict:
-    """A JSON-safe callback payload (checked here so a bad value fails before any write)."""
-    json.dumps(values)
-    return values

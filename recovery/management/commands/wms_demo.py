@@ -3,6 +3,7 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from recovery import wms_sql
 from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
 from recovery.schema import missing_tables
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         if missing := missing_tables():
             raise CommandError(f"WMS table missing: {', '.join(missing)} (run `python manage.py wms_schema`)")
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM alg.tidy_workflow")
+            cursor.execute(wms_sql.COUNT_WORKFLOWS)
             existing = cursor.fetchone()[0]
         if existing and options["if_empty"]:
             self.stdout.write(f"demo data already present ({existing} workflows); left as it is")
@@ -72,7 +73,6 @@ def load_demo() -> dict[str, int]:
                 kw["job_status"] = 1 + i % 3
             wh.build(kind, **kw)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT (SELECT count(*) FROM bas_cargo_space), "
-                       "(SELECT count(DISTINCT tray_code) FROM bas_stock), (SELECT count(*) FROM bas_stock)")
+        cursor.execute(wms_sql.DEMO_WAREHOUSE_SIZE)
         spaces, trays, stock = cursor.fetchone()
     return {"spaces": spaces, "trays": trays, "stock": stock}

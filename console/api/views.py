@@ -18,7 +18,8 @@ from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from recovery import lifecycle
+from console.api.parsing import BadCallback, parse_job_finish, parse_job_status
+from recovery.callbacks import bad_request_record, job_finish_process, job_status_process
 from recovery.models import CallbackReceipt
 
 
@@ -46,8 +47,9 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
     started = time.perf_counter()
     try:
         parsed = parse(request.body)
-    except lifecycle.BadCallback as exc:
-        lifecycle.bad_callback_record(endpoint=endpoint, error=exc, started=started)
+    except BadCallback as exc:
+        bad_request_record(endpoint=endpoint, field_name=exc.field, message=exc.message, payload=exc.payload,
+                           started=started)
         return JsonResponse({"error": "bad_request", "field": exc.field, "message": exc.message}, status=400)
     result = process(request=parsed)
     response = JsonResponse(result.body(), status=result.http_status)
@@ -58,11 +60,11 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
 
 @csrf_exempt
 def job_finish(request):
-    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_FINISH, parse=lifecycle.parse_job_finish,
-                     process=lifecycle.job_finish_process)
+    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_FINISH, parse=parse_job_finish,
+                     process=job_finish_process)
 
 
 @csrf_exempt
 def job_status(request):
-    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_STATUS, parse=lifecycle.parse_job_status,
-                     process=lifecycle.job_status_process)
+    return _callback(request, endpoint=CallbackReceipt.Endpoint.JOB_STATUS, parse=parse_job_status,
+                     process=job_status_process)

@@ -1,0 +1,1 @@
+"""The WCS machine client's HTTP API: request parsing (parsing.py) and the endpoints (views.py)."""

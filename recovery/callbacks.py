@@ -1,0 +1,374 @@
+"""The WCS callbacks of the normal tidy lifecycle: jobFinish and job status.
+
+- `job_finish_process`: the transactional jobFinish callback (docs/architecture.md, "Callbacks").
+  One transaction: lock the workflow row first, re-read the evidence under it, run
+  alg.usp_complete_move_job when the job is still active, then the same idempotent advancement
+  recovery uses.
+- `job_status_process`: WCS reports a job dispatched (2) or executing (3); forward only.
+
+Both go through one frame (`process_callback`) that locks the workflow row and reads what the job
+names; what happens under that lock is a named function per callback (`finish_under_lock`,
+`status_under_lock`). The requests arrive typed (JobFinishRequest, JobStatusRequest): parsing the
+HTTP body is the API view's job (console/api/parsing.py).
+
+Every callback received is recorded as a CallbackReceipt (accepted, duplicate or refused),
+in the same transaction as its effect; a refused callback changes no WMS row.
+"""
+
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+from recovery import transaction as tx
+from recovery import wms_sql
+from recovery.decisions import Action, Rule, decide
+from recovery.evidence import ACTIVE_JOB_STATUSES, evidence_for_workflow_under_lock
+from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
+from recovery.prepared import run_prepared
+
+log = logging.getLogger(__name__)
+
+FINISH_STAGES = ("MOVE_FINISHED", "OUTBOUND_FINISHED")
+REPORTABLE_JOB_STATUSES = {2: "dispatched", 3: "executing"}
+JOB_ID_RE = re.compile(r"^TDY-([1-9][0-9]{0,17})-([1-9][0-9]{0,17})$")
+MAX_TEXT = 200
+DEFAULT_LOCK_TIMEOUT_MS = 5000
+
+
+# --- the typed requests ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobFinishRequest:
+    job_id: str
+    stage: str
+    event_id: str | None
+    payload: dict
+
+
+@dataclass(frozen=True)
+class JobStatusRequest:
+    job_id: str
+    status: int
+    event_id: str | None
+    payload: dict
+
+
+def split_job_id(job_id: str) -> tuple[int, int] | None:
+    """(workflow_id, step_id) of a deterministic tidy job id, None for anything else."""
+    m = JOB_ID_RE.match(job_id)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+# --- callback results and receipts -----------------------------------------------------------
+
+Outcome = CallbackReceipt.Outcome
+
+
+@dataclass
+class CallbackResult:
+    http_status: int
+    outcome: str
+    message: str
+    job_id: str
+    workflow_id: int | None = None
+    step_id: int | None = None
+    extra: dict = field(default_factory=dict)
+    state: dict | None = None
+
+    def body(self) -> dict:
+        out = {"outcome": self.outcome, "message": self.message, "job_id": self.job_id,
+               "workflow_id": self.workflow_id, "step_id": self.step_id, **self.extra}
+        if self.state is not None:
+            out["workflow"] = self.state
+        return out
+
+
+def workflow_state(workflow_id: int) -> dict | None:
+    """The workflow and its steps as a callback answer shows them."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.WORKFLOW_STATE, {"workflow_id": workflow_id})
+        return _state_from_rows(workflow_id, cursor.fetchall())
+
+
+def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
+    if not rows:
+        return None
+    status, reason = rows[0][0], rows[0][1]
+    steps = [{"step_id": sid, "step_no": no, "status": st, "job_id": tidy_job_id(workflow_id, sid)}
+             for _, _, sid, no, st in rows if sid is not None]
+    return {"workflow_id": workflow_id, "status": status, "pause_reason": reason, "steps": steps}
+
+
+def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str,
+                    job_status: int | None, event_id: str | None) -> dict:
+    return {
+        "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
+        "step_id": result.step_id, "stage": stage, "job_status": job_status,
+        "wcs_event_id": (event_id or "")[:MAX_TEXT], "http_status": result.http_status,
+        "outcome": str(result.outcome), "message": result.message,
+        "payload": json.dumps(payload) if payload is not None else None,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+    }
+
+
+def callback_receipt_record(*, endpoint: str, result: CallbackResult, payload: Any, started: float,
+                            stage: str = "", job_status: int | None = None, event_id: str | None = None) -> None:
+    """Write the CallbackReceipt of one request (in the caller's transaction, if any)."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, _receipt_params(
+            endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+            job_status=job_status, event_id=event_id))
+
+
+def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResult, payload: Any, started: float,
+                       stage: str = "", job_status: int | None = None, event_id: str | None = None) -> dict | None:
+    """Write the receipt and read the workflow's resulting state in one statement."""
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+                             job_status=job_status, event_id=event_id)
+    _, rows = run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    return _state_from_rows(workflow_id, rows)
+
+
+def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
+                       started: float) -> CallbackResult:
+    """Record a malformed request (400) as a receipt; it touches no WMS row."""
+    payload = payload if isinstance(payload, dict) else {"raw": payload}
+    job_id = payload.get("job_id") if isinstance(payload.get("job_id"), str) else ""
+    ids = split_job_id(job_id) if job_id else None
+    result = CallbackResult(400, Outcome.BAD_REQUEST, message, job_id,
+                            workflow_id=ids[0] if ids else None, step_id=ids[1] if ids else None,
+                            extra={"field": field_name})
+    stage = payload.get("stage") if isinstance(payload.get("stage"), str) else ""
+    callback_receipt_record(endpoint=endpoint, result=result, payload=_jsonable(payload), started=started,
+                            stage=stage[:64])
+    return result
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return {"raw": repr(value)[:2000]}
+
+
+@dataclass(frozen=True)
+class CallbackTarget:
+    step_id: int | None
+    step_no: int | None
+    step_status: str | None
+    active_status: int | None
+    finish_count: int
+
+    @property
+    def job_exists(self) -> bool:
+        return self.active_status is not None or self.finish_count > 0
+
+
+# --- prepared statements on the callback's hot path --------------------------------------------
+
+
+def read_callback_target(workflow_id: int, step_id: int, job_id: str) -> CallbackTarget:
+    _, rows = run_prepared(wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id})
+    return CallbackTarget(*rows[0])
+
+
+def _lock_timeout_ms() -> int:
+    return int(getattr(settings, "WCS_CALLBACK_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS))
+
+
+def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
+                     receipt_kw: dict) -> CallbackResult:
+    """The shared frame of both callbacks: parse the id, lock the workflow row first (with a
+    lock timeout), read what the job names, hand over to `under_lock`, record the receipt."""
+    started = time.perf_counter()
+    job_id, payload = request.job_id, request.payload
+    ids = split_job_id(job_id)
+    if ids is None:
+        result = CallbackResult(404, Outcome.UNKNOWN_JOB,
+                                f"unknown job {job_id!r}: not a tidy job id (TDY-<workflowId>-<stepId>)", job_id)
+        callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
+        return result
+    workflow_id, step_id = ids
+    try:
+        with transaction.atomic():
+            # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
+            # as long as lock_timeout allows, so a callback never hangs forever.
+            status = tx.lock_workflow(workflow_id, skip_locked=True)
+            if status is None:
+                tx.set_lock_timeout(_lock_timeout_ms())
+                status = tx.lock_workflow(workflow_id, skip_locked=False)
+            target = read_callback_target(workflow_id, step_id, job_id) if status is not None else None
+            if status is None or target.step_id is None:
+                result = CallbackResult(404, Outcome.UNKNOWN_JOB,
+                                        f"unknown job {job_id}: no such workflow step", job_id)
+            elif status == TidyWorkflow.Status.PAUSED_RECOVERY:
+                # Before the job check: a report for a paused workflow's missing job is evidence too.
+                result = CallbackResult(
+                    409, Outcome.REFUSED_PAUSED,
+                    f"workflow {workflow_id} is PAUSED_RECOVERY: the callback changed neither inventory nor "
+                    "workflow state and is kept as evidence for the operator who repairs it",
+                    job_id, workflow_id, step_id)
+            elif not target.job_exists:
+                result = CallbackResult(404, Outcome.UNKNOWN_JOB,
+                                        f"unknown job {job_id}: no such job in mydo_job nor mydo_job_finish",
+                                        job_id, workflow_id, step_id)
+            else:
+                result = under_lock(request, workflow_id=workflow_id, step_id=step_id, status=status, target=target)
+            if result.http_status == 404:
+                callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started,
+                                        **receipt_kw)
+            else:
+                result.state = _record_with_state(workflow_id=workflow_id, endpoint=endpoint, result=result,
+                                                  payload=payload, started=started, **receipt_kw)
+            return result
+    except (DatabaseError, tx.StaleWrite) as exc:
+        # Never evidence: everything rolled back; WCS retries. 55P03 = lock_timeout expired.
+        cause = getattr(exc, "__cause__", None)
+        if getattr(cause, "sqlstate", None) == "55P03":
+            message = f"workflow {workflow_id} is busy (lock wait over {_lock_timeout_ms()} ms); nothing changed, retry"
+        else:
+            log.exception("%s callback for %s failed and was rolled back", endpoint, job_id)
+            message = f"the callback could not be processed ({type(exc).__name__}); nothing changed, retry"
+        result = CallbackResult(503, Outcome.UNAVAILABLE, message, job_id, workflow_id, step_id)
+        try:
+            callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
+        except DatabaseError:
+            log.exception("could not record the receipt of a failed %s callback for %s", endpoint, job_id)
+        return result
+
+
+# --- jobFinish ---------------------------------------------------------------------------------
+
+
+def _finish_answer(request: JobFinishRequest, workflow_id: int, step_id: int, code: int, outcome: str, message: str,
+                   **extra) -> CallbackResult:
+    return CallbackResult(code, outcome, message, request.job_id, workflow_id, step_id, extra=extra)
+
+
+def _event_payload(request: JobFinishRequest) -> dict:
+    return {"source": "wcs", "event_id": request.event_id}
+
+
+def finish_of_completed_step(request: JobFinishRequest, *, workflow_id: int, step_id: int, status: str,
+                             target: CallbackTarget) -> CallbackResult:
+    """A finish for a step that is already COMPLETED: a duplicate that moves nothing; its stage is
+    recorded as an event once (a second stage of the same step is news, the same one is not)."""
+    if status not in (TidyWorkflow.Status.ACTIVE, TidyWorkflow.Status.COMPLETED):
+        return _finish_answer(request, workflow_id, step_id, 409, Outcome.REFUSED_CONFLICT,
+                              f"workflow {workflow_id} is {status}")
+    recorded = tx.record_callback_event(workflow_id=workflow_id, step_id=step_id, job_id=request.job_id,
+                                        stage=request.stage, payload=_event_payload(request))
+    return _finish_answer(request, workflow_id, step_id, 200, Outcome.DUPLICATE,
+                          f"step {target.step_no} is already COMPLETED: nothing moved"
+                          + (f"; stage {request.stage} recorded" if recorded else ""),
+                          inventory_moved=False, event_recorded=recorded)
+
+
+def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: int, status: str,
+                      target: CallbackTarget) -> CallbackResult:
+    """jobFinish under the workflow row lock: complete the move when the job is still active and
+    the evidence is the consistent pre-move state, or advance an archived move whose finish is
+    proven, exactly as recovery would; refuse (409, nothing changed) anything else."""
+    job_id = request.job_id
+
+    def answer(code, outcome, message, **extra):
+        return _finish_answer(request, workflow_id, step_id, code, outcome, message, **extra)
+
+    if target.step_status == "COMPLETED":
+        return finish_of_completed_step(request, workflow_id=workflow_id, step_id=step_id, status=status,
+                                        target=target)
+    if status != TidyWorkflow.Status.ACTIVE:
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"workflow {workflow_id} is {status}; step {target.step_no} is {target.step_status}")
+    evidence = evidence_for_workflow_under_lock(workflow_id)
+    if evidence.step is None or evidence.step.step_id != step_id:
+        current = f"step {evidence.step.step_no}" if evidence.step else "none"
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"job {job_id} is for step {target.step_no}, but the first incomplete step is {current}")
+    if evidence.step.status not in ("DISPATCHED", "PENDING"):
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"step {target.step_no} is {evidence.step.status}; only a DISPATCHED step can finish")
+    decision = decide(evidence)
+    if target.active_status is not None:
+        if decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+            return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {decision.explanation}",
+                          reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
+        try:
+            tx.complete_move_job(job_id)
+        except tx.MoveRefused as exc:
+            return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {exc}")
+        moved = True
+    else:
+        # Archived but not advanced (the procedure ran before a crash): advance only when the
+        # finish is locally proven, exactly as recovery would, without a second move.
+        if decision.action is not Action.ADVANCE:
+            return answer(409, Outcome.REFUSED_CONFLICT,
+                          f"the job is archived but the finish is not proven: {decision.explanation}",
+                          reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
+        moved = False
+    advanced = tx.advance_step(workflow_id=workflow_id, step=evidence.step, stage=request.stage,
+                               payload=_event_payload(request))
+    message = (f"step {target.step_no} completed"
+               + ("" if moved else " (the move was already archived; inventory not moved again)")
+               + ("; workflow completed, locks released" if advanced.workflow_completed
+                  else f"; next job {advanced.next_job_id} created"))
+    return answer(200, Outcome.ACCEPTED, message, inventory_moved=moved, event_recorded=advanced.event_recorded,
+                  next_job_id=advanced.next_job_id, workflow_completed=advanced.workflow_completed)
+
+
+def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
+    return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_FINISH, request=request,
+                            under_lock=finish_under_lock,
+                            receipt_kw={"stage": request.stage, "event_id": request.event_id})
+
+
+# --- job status --------------------------------------------------------------------------------
+
+
+def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: int, status: str,
+                      target: CallbackTarget) -> CallbackResult:
+    """A job status report under the workflow row lock: forward only (1 -> 2 -> 3), only for the
+    workflow's current, consistent move of an ACTIVE workflow; anything else is refused (409)."""
+    job_id, new = request.job_id, request.status
+
+    def answer(code, outcome, message, **extra):
+        return CallbackResult(code, outcome, message, job_id, workflow_id, step_id,
+                              extra={"job_status": target.active_status, **extra})
+
+    if target.active_status is None:
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"job {job_id} is finished (archived): a status report cannot reopen it")
+    if status != TidyWorkflow.Status.ACTIVE:
+        return answer(409, Outcome.REFUSED_CONFLICT, f"workflow {workflow_id} is {status}")
+    current = target.active_status
+    if current not in ACTIVE_JOB_STATUSES:
+        return answer(409, Outcome.REFUSED_CONFLICT, f"job {job_id} has status {current}, not an active status")
+    if new == current:
+        return answer(200, Outcome.DUPLICATE, f"job {job_id} is already {REPORTABLE_JOB_STATUSES[new]}")
+    if new < current:
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"job {job_id} is {current} ({REPORTABLE_JOB_STATUSES.get(current, 'created')}); "
+                      f"an older report ({new}) never moves it backwards")
+    evidence = evidence_for_workflow_under_lock(workflow_id)
+    decision = decide(evidence)
+    if evidence.step is None or evidence.step.step_id != step_id or decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+        return answer(409, Outcome.REFUSED_CONFLICT,
+                      f"job {job_id} is not the workflow's current, consistent move: {decision.explanation}",
+                      reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
+    tx.set_job_status(job_id=job_id, status=new, expected_status=current)
+    return CallbackResult(200, Outcome.ACCEPTED, f"job {job_id}: {current} -> {new} ({REPORTABLE_JOB_STATUSES[new]})",
+                          job_id, workflow_id, step_id, extra={"job_status": new, "previous_status": current})
+
+
+def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
+    return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_STATUS, request=request,
+                            under_lock=status_under_lock,
+                            receipt_kw={"job_status": request.status, "event_id": request.event_id})

@@ -1,0 +1,150 @@
+"""Tidy creation: a workflow with its ordered steps, every space lock it needs and the first
+step's job TDY-<workflowId>-<stepId> (in_or_out 28, status 1, step DISPATCHED), all in one
+transaction; MANUAL creation first checks live vehicle availability with WCS. A refusal
+(CreationRefused and its kinds) creates nothing.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from recovery import transaction as tx
+from recovery import wms_sql
+from recovery.models import TidyWorkflow
+from recovery.wcs import WcsSnapshotError, WcsVehicleSnapshotClient
+
+log = logging.getLogger(__name__)
+
+
+# --- refusals ------------------------------------------------------------------------------------
+
+
+class CreationRefused(Exception):
+    """Tidy creation refused: nothing was created."""
+
+
+class InvalidMoves(CreationRefused):
+    pass
+
+
+class SpaceLocked(CreationRefused):
+    def __init__(self, holders: list[tx.SpaceHolder]):
+        self.holders = holders
+        parts = [f"space {h.cargo_space_id} is locked by workflow {h.workflow_id}" if h.workflow_id
+                 else f"space {h.cargo_space_id} was locked by another workflow" for h in holders]
+        super().__init__("; ".join(parts) + " — nothing was created")
+
+
+class NoVehicleAvailable(CreationRefused):
+    pass
+
+
+class WcsUnavailable(CreationRefused):
+    pass
+
+
+# --- creation ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TidyMove:
+    tray_code: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class TidyCreation:
+    workflow_id: int
+    origin: str
+    step_ids: tuple[int, ...]
+    first_job_id: str
+    locked_spaces: tuple[str, ...]
+    vehicles_available: int | None = None  # MANUAL only: free vehicles in the snapshot
+
+
+def _clean_moves(moves) -> list[TidyMove]:
+    out = []
+    if not moves:
+        raise InvalidMoves("a tidy workflow needs at least one move")
+    for n, mv in enumerate(moves, start=1):
+        mv = mv if isinstance(mv, TidyMove) else TidyMove(*mv)
+        for name in ("tray_code", "source", "target"):
+            value = getattr(mv, name)
+            if not isinstance(value, str) or not value.strip() or value != value.strip():
+                raise InvalidMoves(f"move {n}: {name} must be a non-empty code without surrounding spaces")
+        if mv.source == mv.target:
+            raise InvalidMoves(f"move {n}: source and target are the same space {mv.source}")
+        out.append(mv)
+    return out
+
+
+def _check_against_wms(moves: list[TidyMove]) -> None:
+    """Play the moves over the current spaces and stock (read under our space locks): each move's
+    source must hold its tray with all its stock there, and its target must exist and be empty."""
+    spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
+    trays = sorted({mv.tray_code for mv in moves})
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.CARGO_SPACES, {"spaces": spaces})
+        holds = dict(cursor.fetchall())
+        cursor.execute(wms_sql.TRAY_STOCK_SUMMARY, {"trays": trays})
+        stock = {tray: (rows, locations) for tray, rows, locations in cursor.fetchall()}
+    tray_at = {}
+    for n, mv in enumerate(moves, start=1):
+        for space in (mv.source, mv.target):
+            if space not in holds:
+                raise InvalidMoves(f"move {n}: unknown cargo space {space}")
+        if mv.tray_code not in tray_at:
+            rows, locations = stock.get(mv.tray_code, (0, []))
+            if rows == 0:
+                raise InvalidMoves(f"move {n}: tray {mv.tray_code} has no stock rows")
+            if list(locations) != [mv.source]:
+                raise InvalidMoves(f"move {n}: tray {mv.tray_code}'s stock is at {', '.join(locations)}, "
+                                   f"not all at {mv.source}")
+        if holds[mv.source] != mv.tray_code:
+            raise InvalidMoves(f"move {n}: space {mv.source} holds {holds[mv.source] or 'no tray'}, "
+                               f"not tray {mv.tray_code}")
+        if holds[mv.target] is not None:
+            raise InvalidMoves(f"move {n}: target space {mv.target} is not empty (holds {holds[mv.target]})")
+        holds[mv.source], holds[mv.target] = None, mv.tray_code
+        tray_at[mv.tray_code] = mv.target
+
+
+def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnapshotClient | None = None
+                         ) -> TidyCreation:
+    """Create an ACTIVE workflow with one step per move, lock every space it touches and create
+    step 1's job, in one transaction; refuse the whole creation (nothing created) when a space is
+    locked by another workflow, a move does not fit the WMS state, or (MANUAL) no vehicle is free."""
+    if origin not in TidyWorkflow.Origin.values:
+        raise InvalidMoves(f"origin must be one of {', '.join(TidyWorkflow.Origin.values)}, got {origin!r}")
+    moves = _clean_moves(moves)
+    vehicles_available = None
+    if origin == TidyWorkflow.Origin.MANUAL:
+        # Outside the database transaction: never hold locks while waiting on WCS.
+        client = snapshot_client or WcsVehicleSnapshotClient.from_settings()
+        try:
+            snapshot = client.fetch()
+        except WcsSnapshotError as exc:
+            raise WcsUnavailable(f"manual tidy refused: {exc}; nothing was created") from exc
+        vehicles_available = len(snapshot.available)
+        if not vehicles_available:
+            raise NoVehicleAvailable(
+                f"manual tidy refused: no vehicle is free ({len(snapshot.vehicles)} in the WCS snapshot, "
+                "none available); nothing was created")
+    spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
+    with transaction.atomic():
+        workflow_id = tx.insert_workflow(origin=origin)
+        holders = tx.lock_spaces(workflow_id=workflow_id, spaces=spaces)
+        if holders:
+            raise SpaceLocked(holders)
+        _check_against_wms(moves)
+        step_ids = tuple(
+            tx.insert_step(workflow_id=workflow_id, step_no=no, tray_code=mv.tray_code, cargo_space_id=mv.source,
+                           target_cargo_space_id=mv.target)
+            for no, mv in enumerate(moves, start=1))
+        first = moves[0]
+        job_id = tx.create_step_job(workflow_id=workflow_id, step_id=step_ids[0], tray_code=first.tray_code,
+                                    cargo_space_id=first.source, target_cargo_space_id=first.target)
+    log.info("tidy workflow %s (%s) created: %d step(s), job %s", workflow_id, origin, len(step_ids), job_id)
+    return TidyCreation(workflow_id, origin, step_ids, job_id, tuple(spaces), vehicles_available)
