@@ -1,13 +1,14 @@
 """The recovery schedule, declared in one place and idempotently (design §7)."""
 
+from django_q.models import Schedule
+
 SCHEDULE_NAME = "tidy-recovery-runner"
 RUNNER_FUNC = "recovery.tasks.run_recovery_runner"
 
 
 def ensure_recovery_schedule(schedule_model=None):
     """Create or correct the one schedule row that fires the runner every minute."""
-    if schedule_model is None:
-        from django_q.models import Schedule as schedule_model
+    schedule_model = schedule_model or Schedule
     rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
     for extra in rows[1:]:
         extra.delete()

@@ -9,13 +9,14 @@ from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 from django_q.signals import post_spawn
 
+from recovery.prepared import use_generic_plans
+from recovery.tasks import run_startup_cycle
+
 log = logging.getLogger(__name__)
 
 
 @receiver(post_spawn)
 def start_up_cycle(sender, proc_name, **kwargs):
-    from recovery.tasks import run_startup_cycle
-
     try:
         run_startup_cycle()
     except DatabaseError:
@@ -24,6 +25,4 @@ def start_up_cycle(sender, proc_name, **kwargs):
 
 @receiver(connection_created)
 def prepared_statements_use_generic_plans(sender, connection, **kwargs):
-    from recovery.prepared import use_generic_plans
-
     use_generic_plans(connection)

@@ -7,6 +7,8 @@ import socket
 import time
 
 from django.conf import settings
+from django.utils import timezone
+from django_q.models import Schedule
 
 from recovery.cycle import run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, try_lease, wait_lease
@@ -47,9 +49,6 @@ def _runner_life() -> float:
     """Loop until just before the schedule fires the next runner, so that runner finds the
     lease free and the cadence has no gap; never longer than RECOVERY_RUNNER_SECONDS (which
     stays below the cluster's timeout)."""
-    from django.utils import timezone
-    from django_q.models import Schedule
-
     cap = float(settings.RECOVERY_RUNNER_SECONDS)
     next_run = Schedule.objects.filter(name=SCHEDULE_NAME).values_list("next_run", flat=True).first()
     if next_run is None:

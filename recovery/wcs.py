@@ -34,6 +34,8 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
 
+from recovery.models import OutboundHttpRequest
+
 log = logging.getLogger(__name__)
 
 SNAPSHOT_PURPOSE = "vehicle-snapshot"
@@ -65,8 +67,6 @@ class HttpAnswer:
 
 def _journal(*, started_at, purpose: str, method: str, url: str, status: int | None, duration_ms: float,
              error: str) -> None:
-    from recovery.models import OutboundHttpRequest
-
     try:
         OutboundHttpRequest.objects.create(started_at=started_at, purpose=purpose[:64], method=method, url=url,
                                            status=status, duration_ms=round(duration_ms, 3), error=error[:2000])

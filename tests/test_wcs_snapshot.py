@@ -111,7 +111,7 @@ HTTP_CLIENT_IMPORT = re.compile(
 
 # Test harnesses that drive the product from outside (load generators, the replay's readiness
 # probes) are not the product's own outbound traffic.
-HARNESS = {ROOT / "recovery" / "replay"}
+HARNESS = {ROOT / "console" / "replay"}
 
 
 def test_it_makes_outbound_http_only_through_the_journaled_function():

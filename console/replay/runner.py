@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from console.models import RepairAudit
 from console.replay import database as db
 from console.replay.context import RunState, ScenarioContext, ScenarioResult
 from console.replay.journal import MutationJournal, Timeline
@@ -173,14 +174,9 @@ def _database_timeline(sc: ScenarioResult) -> None:
             (f" status {r.job_status}" if r.job_status else "")
         tl.add(f"console received {what}: {r.http_status} {r.outcome}", actor="web", at=r.received_at,
                message=r.message[:200])
-    try:
-        from console.models import RepairAudit
-    except ImportError:  # the repair flow is optional for the replay
-        RepairAudit = None  # noqa: N806
-    if RepairAudit is not None:
-        for a in RepairAudit.objects.filter(workflow_id__in=wids, at__gte=start, at__lte=end).order_by("id"):
-            tl.add(f"operator {a.username}: {a.action} {a.outcome} on workflow {a.workflow_id}", actor="operator",
-                   at=a.at, message=a.message[:200])
+    for a in RepairAudit.objects.filter(workflow_id__in=wids, at__gte=start, at__lte=end).order_by("id"):
+        tl.add(f"operator {a.username}: {a.action} {a.outcome} on workflow {a.workflow_id}", actor="operator",
+               at=a.at, message=a.message[:200])
     with connection.cursor() as cursor:
         cursor.execute("SELECT received_at, workflow_id, step_id, job_id, stage FROM alg.tidy_callback_event "
                        "WHERE workflow_id = ANY (%(w)s::bigint[]) AND received_at BETWEEN %(s)s AND %(e)s",

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from django.db import connection
+from django_q.models import Schedule
 
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
@@ -16,6 +17,7 @@ from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
+from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 from recovery.transaction import StaleEvidence, apply_decision
 
 # The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).
@@ -495,10 +497,6 @@ def connection_terminated_mid_cycle(ctx: ScenarioContext) -> None:
 
 def _ensure_schedule(ctx: ScenarioContext) -> None:
     """The recovery schedule row (a migration declares it; a flushed test database may lack it)."""
-    from django_q.models import Schedule
-
-    from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
-
     if not Schedule.objects.filter(name=SCHEDULE_NAME).exists():
         ensure_recovery_schedule()
         ctx.journal.record(kind="service", why="the recovery schedule row was missing; the scheduled cycles need it",

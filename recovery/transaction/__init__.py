@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
@@ -261,8 +261,6 @@ def set_lock_timeout(milliseconds: int) -> None:
 def complete_move_job(job_id: str) -> None:
     """Run alg.usp_complete_move_job in a savepoint; on its deliberate refusal roll back to the
     savepoint (nothing changed) and raise MoveRefused with the procedure's message."""
-    from django.db import DatabaseError
-
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(wms_sql.COMPLETE_MOVE_JOB, {"job_id": job_id})
