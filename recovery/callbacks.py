@@ -1,6 +1,6 @@
 """The WCS callbacks of the normal tidy lifecycle: jobFinish and job status.
 
-- `job_finish_process`: the transactional jobFinish callback (docs/architecture.md, "Callbacks").
+- `job_finish_process`: the transactional jobFinish callback.
   One transaction: lock the workflow row first, re-read the evidence under it, run
   alg.usp_complete_move_job when the job is still active, then the same idempotent advancement
   recovery uses.

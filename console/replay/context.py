@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
+from console.replay import database as sql
 from console.replay.journal import MutationJournal, Timeline
 from console.replay.processes import Child, Processes, ReplayTimeout
+from recovery import wms_sql
 from recovery.creation import TidyMove, create_tidy_workflow
 from recovery.cycle import run_cycle
 from recovery.decisions import decide
@@ -21,54 +23,6 @@ from recovery.models import RecoveryCycle, tidy_job_id
 from recovery.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
 
 REPLAY_PURPOSE = "replay-wcs-callback"
-
-# --- named SQL: the state of the scenario's own workflows ---------------------------------------
-
-STATE_QUERIES = {
-    "workflows": """
-        SELECT to_jsonb(w) FROM alg.tidy_workflow AS w
-        WHERE w.workflow_id = ANY (%(w)s::bigint[]) ORDER BY w.workflow_id""",
-    "steps": """
-        SELECT to_jsonb(s) FROM alg.tidy_step AS s
-        WHERE s.workflow_id = ANY (%(w)s::bigint[]) ORDER BY s.workflow_id, s.step_no""",
-    "space_locks": """
-        SELECT to_jsonb(l) FROM alg.tidy_space_lock AS l
-        WHERE l.workflow_id = ANY (%(w)s::bigint[]) ORDER BY l.lock_id""",
-    "callback_events": """
-        SELECT to_jsonb(e) - 'payload' FROM alg.tidy_callback_event AS e
-        WHERE e.workflow_id = ANY (%(w)s::bigint[]) ORDER BY e.event_id""",
-    "active_jobs": """
-        SELECT to_jsonb(j) FROM mydo_job AS j
-        WHERE j.job_id = ANY (%(jobs)s::text[]) ORDER BY j.job_id""",
-    "finished_jobs": """
-        SELECT to_jsonb(f) FROM mydo_job_finish AS f
-        WHERE f.job_id = ANY (%(jobs)s::text[]) ORDER BY f.finish_id""",
-    "stock": """
-        SELECT to_jsonb(b) FROM bas_stock AS b
-        WHERE b.tray_code = ANY (%(trays)s::text[]) ORDER BY b.stock_id""",
-    "cargo_spaces": """
-        SELECT to_jsonb(c) FROM bas_cargo_space AS c
-        WHERE c.cargo_space_id = ANY (%(spaces)s::text[]) ORDER BY c.cargo_space_id""",
-    "recovery_decisions": """
-        SELECT to_jsonb(d) - 'evidence' FROM recovery_recoverydecision AS d
-        WHERE d.workflow_id = ANY (%(w)s::bigint[]) ORDER BY d.id""",
-    "callback_receipts": """
-        SELECT to_jsonb(r) - 'payload' FROM recovery_callbackreceipt AS r
-        WHERE r.workflow_id = ANY (%(w)s::bigint[]) ORDER BY r.id""",
-}
-
-INSERT_SPACES = """
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
-SELECT space, tray
-FROM unnest(%(spaces)s::text[], %(trays)s::text[]) AS u (space, tray)
-"""
-
-INSERT_STOCK = """
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
-SELECT tray, space, sku, qty
-FROM unnest(%(trays)s::text[], %(spaces)s::text[], %(skus)s::text[], %(qtys)s::numeric[]) AS u (tray, space, sku, qty)
-"""
-
 
 @dataclass
 class Check:
@@ -179,11 +133,11 @@ class ScenarioContext:
             sources.append(f"{run.prefix}S{run._space_no:03d}")
             run._space_no += 1
             targets.append(f"{run.prefix}S{run._space_no:03d}")
-        self.journal.execute(INSERT_SPACES, {"spaces": sources + targets, "trays": trays + [None] * n},
+        self.journal.execute(sql.INSERT_SPACES, {"spaces": sources + targets, "trays": trays + [None] * n},
                              why=f"run-scoped cargo spaces for {self.result.name}: {n} source(s) holding their "
                                  f"tray, {n} empty target(s)")
         stock_trays = [t for t in trays for _ in range(2)]
-        self.journal.execute(INSERT_STOCK, {"trays": stock_trays, "spaces": [s for s in sources for _ in range(2)],
+        self.journal.execute(sql.INSERT_STOCK, {"trays": stock_trays, "spaces": [s for s in sources for _ in range(2)],
                                             "skus": ["REPLAY-BOLT", "REPLAY-NUT"] * n, "qtys": [12, 30] * n},
                              why="two stock rows per run-scoped tray, booked at its source")
         return [TidyMove(t, s, g) for t, s, g in zip(trays, sources, targets, strict=True)]
@@ -204,7 +158,7 @@ class ScenarioContext:
         return Created(created.workflow_id, created.step_ids, moves, stock)
 
     def complete_move_in_wms(self, created: Created, index: int, why: str) -> None:
-        self.journal.execute("SELECT alg.usp_complete_move_job(%(job_id)s)", {"job_id": created.job(index)}, why=why)
+        self.journal.execute(wms_sql.COMPLETE_MOVE_JOB, {"job_id": created.job(index)}, why=why)
         self.note(f"fixture: alg.usp_complete_move_job({created.job(index)}) without advancing the step")
 
     # --- processes ----------------------------------------------------------------------------
@@ -335,28 +289,20 @@ class ScenarioContext:
     def state(self, workflow_ids: list[int] | None = None) -> dict:
         wids = list(workflow_ids if workflow_ids is not None else self.result.workflows)
         with connection.cursor() as cursor:
-            cursor.execute("SELECT step_id, workflow_id, tray_code, cargo_space_id, target_cargo_space_id "
-                           "FROM alg.tidy_step WHERE workflow_id = ANY (%(w)s::bigint[])", {"w": wids})
+            cursor.execute(sql.STEPS_OF_WORKFLOWS, {"w": wids})
             steps = cursor.fetchall()
             params = {"w": wids, "jobs": [tidy_job_id(w, s) for s, w, *_ in steps],
                       "trays": sorted({r[2] for r in steps}), "spaces": sorted({x for r in steps for x in r[3:5]})}
             out = {}
-            for name, sql in STATE_QUERIES.items():
-                cursor.execute(sql, params)
+            for name, statement in sql.STATE_QUERIES.items():
+                cursor.execute(statement, params)
                 # Django's psycopg adapter hands jsonb over as text.
                 out[name] = [json.loads(r[0]) if isinstance(r[0], str) else r[0] for r in cursor.fetchall()]
         return out
 
-    def scalar(self, sql: str, params: dict | None = None):
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
-        return row[0] if row else None
-
     def workflow_status(self, workflow_id: int) -> tuple[str, str | None]:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT status, pause_reason FROM alg.tidy_workflow WHERE workflow_id = %(w)s",
-                           {"w": workflow_id})
+            cursor.execute(sql.WORKFLOW_STATUS, {"w": workflow_id})
             return cursor.fetchone()
 
     def wait_until(self, what: str, predicate, *, timeout: float = 60.0, every: float = 0.1):

@@ -1,4 +1,8 @@
-"""Baseline, verified backup, exact restore and row-by-row comparison of the replay's database.
+"""Baseline, verified backup, exact restore and row-by-row comparison of the replay's database,
+and the replay's one home for SQL: every statement the replay package runs is named here. The
+backup/restore statements are built from quoted catalog identifiers (the run's backup schema,
+each table's columns), so they are composed in the functions below rather than as constants;
+the WMS statements the replay shares with the product come from recovery/wms_sql.py.
 
 The baseline covers every WMS table (design §3) and every table of the console's own apps
 (all Django tables of this database, django_migrations included): one md5 of `row::text` per
@@ -64,6 +68,8 @@ WHERE a.attrelid = %(table)s::regclass
 ORDER BY a.attnum
 """
 
+TABLE_EXISTS = "SELECT to_regclass(%(t)s)"
+
 OWNED_SEQUENCES = """
 SELECT s.oid::regclass::text
 FROM pg_depend AS d
@@ -74,6 +80,121 @@ WHERE d.refobjid = %(table)s::regclass
   AND d.classid = 'pg_class'::regclass
   AND d.deptype IN ('a', 'i')
 ORDER BY 1
+"""
+
+
+# --- named SQL of the scenarios, their context, the process supervisor and the runner ----------
+# Statements for Django's cursor take %(name)s parameters; those run on a direct psycopg
+# connection (a second session: a lock holder, a terminator) take %s.
+
+
+STATE_QUERIES = {
+    "workflows": """
+        SELECT to_jsonb(w) FROM alg.tidy_workflow AS w
+        WHERE w.workflow_id = ANY (%(w)s::bigint[]) ORDER BY w.workflow_id""",
+    "steps": """
+        SELECT to_jsonb(s) FROM alg.tidy_step AS s
+        WHERE s.workflow_id = ANY (%(w)s::bigint[]) ORDER BY s.workflow_id, s.step_no""",
+    "space_locks": """
+        SELECT to_jsonb(l) FROM alg.tidy_space_lock AS l
+        WHERE l.workflow_id = ANY (%(w)s::bigint[]) ORDER BY l.lock_id""",
+    "callback_events": """
+        SELECT to_jsonb(e) - 'payload' FROM alg.tidy_callback_event AS e
+        WHERE e.workflow_id = ANY (%(w)s::bigint[]) ORDER BY e.event_id""",
+    "active_jobs": """
+        SELECT to_jsonb(j) FROM mydo_job AS j
+        WHERE j.job_id = ANY (%(jobs)s::text[]) ORDER BY j.job_id""",
+    "finished_jobs": """
+        SELECT to_jsonb(f) FROM mydo_job_finish AS f
+        WHERE f.job_id = ANY (%(jobs)s::text[]) ORDER BY f.finish_id""",
+    "stock": """
+        SELECT to_jsonb(b) FROM bas_stock AS b
+        WHERE b.tray_code = ANY (%(trays)s::text[]) ORDER BY b.stock_id""",
+    "cargo_spaces": """
+        SELECT to_jsonb(c) FROM bas_cargo_space AS c
+        WHERE c.cargo_space_id = ANY (%(spaces)s::text[]) ORDER BY c.cargo_space_id""",
+    "recovery_decisions": """
+        SELECT to_jsonb(d) - 'evidence' FROM recovery_recoverydecision AS d
+        WHERE d.workflow_id = ANY (%(w)s::bigint[]) ORDER BY d.id""",
+    "callback_receipts": """
+        SELECT to_jsonb(r) - 'payload' FROM recovery_callbackreceipt AS r
+        WHERE r.workflow_id = ANY (%(w)s::bigint[]) ORDER BY r.id""",
+}
+
+INSERT_SPACES = """
+INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+SELECT space, tray
+FROM unnest(%(spaces)s::text[], %(trays)s::text[]) AS u (space, tray)
+"""
+
+INSERT_STOCK = """
+INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+SELECT tray, space, sku, qty
+FROM unnest(%(trays)s::text[], %(spaces)s::text[], %(skus)s::text[], %(qtys)s::numeric[]) AS u (tray, space, sku, qty)
+"""
+
+STEPS_OF_WORKFLOWS = """
+SELECT step_id, workflow_id, tray_code, cargo_space_id, target_cargo_space_id
+FROM alg.tidy_step
+WHERE workflow_id = ANY (%(w)s::bigint[])
+"""
+
+WORKFLOW_STATUS = """
+SELECT status, pause_reason
+FROM alg.tidy_workflow
+WHERE workflow_id = %(w)s
+"""
+
+# A fixture fault: the job row lost, as a WMS restart without it would leave it.
+DELETE_ACTIVE_JOB = """
+DELETE FROM mydo_job
+WHERE job_id = %(job_id)s
+"""
+
+EVENTS_IN_WINDOW = """
+SELECT received_at, workflow_id, step_id, job_id, stage
+FROM alg.tidy_callback_event
+WHERE workflow_id = ANY (%(w)s::bigint[])
+  AND received_at BETWEEN %(s)s AND %(e)s
+"""
+
+IN_TRANSACTION = """
+SELECT pid,
+       query,
+       now() - xact_start AS in_transaction_for
+FROM pg_stat_activity
+WHERE datname = current_database()
+  AND application_name = %(application_name)s
+  AND state = 'idle in transaction'
+  AND backend_xid IS NOT NULL
+  AND query ILIKE %(statement)s
+ORDER BY xact_start
+"""
+
+SESSIONS_OF = """
+SELECT pid
+FROM pg_stat_activity
+WHERE datname = current_database()
+  AND application_name = %(application_name)s
+"""
+
+# The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).
+LEASE_HOLDER = """
+SELECT pid
+FROM pg_locks
+WHERE locktype = 'advisory'
+  AND objid = %s
+  AND granted
+"""
+
+TERMINATE_BACKEND = "SELECT pg_terminate_backend(%s)"
+
+# Another session holds the workflow row (run on a direct connection inside its own transaction).
+HOLD_WORKFLOW_ROW = """
+SELECT workflow_id
+FROM alg.tidy_workflow
+WHERE workflow_id = %s
+FOR UPDATE
 """
 
 
@@ -128,7 +249,7 @@ def replay_tables() -> list[Table]:
     with connection.cursor() as cursor:
         for label in labels:
             schema, name = _split(label)
-            cursor.execute("SELECT to_regclass(%(t)s)", {"t": f"{_quote(schema)}.{_quote(name)}"})
+            cursor.execute(TABLE_EXISTS, {"t": f"{_quote(schema)}.{_quote(name)}"})
             if cursor.fetchone()[0] is None:
                 continue
             regclass = f"{_quote(schema)}.{_quote(name)}"

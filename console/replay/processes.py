@@ -24,30 +24,11 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from console.replay import database as sql
 from console.replay.journal import Timeline
 from recovery.models import RecoveryCycle
 
 BASE_DIR = Path(settings.BASE_DIR)
-
-IN_TRANSACTION = """
-SELECT pid,
-       query,
-       now() - xact_start AS in_transaction_for
-FROM pg_stat_activity
-WHERE datname = current_database()
-  AND application_name = %(application_name)s
-  AND state = 'idle in transaction'
-  AND backend_xid IS NOT NULL
-  AND query ILIKE %(statement)s
-ORDER BY xact_start
-"""
-
-SESSIONS_OF = """
-SELECT pid
-FROM pg_stat_activity
-WHERE datname = current_database()
-  AND application_name = %(application_name)s
-"""
 
 # The recovery cadence of the replay's child processes, so scenarios wait seconds, not minutes.
 CHILD_RECOVERY_INTERVAL_SECONDS = 1
@@ -251,7 +232,7 @@ class Processes:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with connection.cursor() as cursor:
-                cursor.execute(IN_TRANSACTION, {"application_name": child.application_name,
+                cursor.execute(sql.IN_TRANSACTION, {"application_name": child.application_name,
                                                 "statement": f"%{statement}%"})
                 row = cursor.fetchone()
             if row is not None:
@@ -269,7 +250,7 @@ class Processes:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with connection.cursor() as cursor:
-                cursor.execute(SESSIONS_OF, {"application_name": application_name})
+                cursor.execute(sql.SESSIONS_OF, {"application_name": application_name})
                 live = {r[0] for r in cursor.fetchall()}
             if not (live & set(pids) if pids is not None else live):
                 return

@@ -178,9 +178,7 @@ def _database_timeline(sc: ScenarioResult) -> None:
         tl.add(f"operator {a.username}: {a.action} {a.outcome} on workflow {a.workflow_id}", actor="operator",
                at=a.at, message=a.message[:200])
     with connection.cursor() as cursor:
-        cursor.execute("SELECT received_at, workflow_id, step_id, job_id, stage FROM alg.tidy_callback_event "
-                       "WHERE workflow_id = ANY (%(w)s::bigint[]) AND received_at BETWEEN %(s)s AND %(e)s",
-                       {"w": wids, "s": start, "e": end})
+        cursor.execute(db.EVENTS_IN_WINDOW, {"w": wids, "s": start, "e": end})
         for at, w, s, j, stage in cursor.fetchall():
             tl.add(f"event {stage} recorded for workflow {w} step {s} ({j})", actor="wms", at=at)
     tl.events.sort(key=lambda e: e["at"])

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from django.db import connection
 from django_q.models import Schedule
 
+from console.console_sql import AUDIT_TABLE_EXISTS
+from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
 from recovery.decisions import Action, decide
@@ -19,15 +21,6 @@ from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
 from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 from recovery.transaction import StaleEvidence, apply_decision
-
-# The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).
-LEASE_HOLDER = """
-SELECT pid
-FROM pg_locks
-WHERE locktype = 'advisory'
-  AND objid = %s
-  AND granted
-"""
 
 
 @dataclass(frozen=True)
@@ -208,7 +201,7 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     created = ctx.create_workflow(steps=2)
     _stop_wms(ctx)
     before = ctx.state([created.workflow_id])
-    ctx.journal.execute("DELETE FROM mydo_job WHERE job_id = %(job_id)s", {"job_id": created.job(0)},
+    ctx.journal.execute(sql.DELETE_ACTIVE_JOB, {"job_id": created.job(0)},
                         why="missing local job: the active replay move job is removed while its workflow, "
                             "step and locks stay (WMS stopped)")
     since = ctx.now()
@@ -366,8 +359,8 @@ def lost_authority(ctx: ScenarioContext) -> None:
         stale_decision = decide(stale_evidence)
         ctx.equal("the stale worker decided ADVANCE", stale_decision.action, Action.ADVANCE)
         with connect_direct("tidy-replay-terminator") as admin:
-            pid = admin.execute(LEASE_HOLDER, (RUNNER_LEASE_KEY,)).fetchone()[0]
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            pid = admin.execute(sql.LEASE_HOLDER, (RUNNER_LEASE_KEY,)).fetchone()[0]
+            admin.execute(sql.TERMINATE_BACKEND, (pid,))
         ctx.note("the stale worker's lease connection was terminated (communication loss)")
         time.sleep(0.2)
         ctx.equal("the stale worker sees its lease lost", lease.alive(), False)
@@ -466,7 +459,7 @@ def connection_terminated_mid_cycle(ctx: ScenarioContext) -> None:
     first = ctx.create_workflow(steps=2)
     second = ctx.create_workflow(steps=2)
     _stop_wms(ctx)
-    ctx.journal.execute("DELETE FROM mydo_job WHERE job_id = %(job_id)s", {"job_id": first.job(0)},
+    ctx.journal.execute(sql.DELETE_ACTIVE_JOB, {"job_id": first.job(0)},
                         why="a workflow recovery will pause (job missing); its transaction gets cut")
     ctx.complete_move_in_wms(second, 0, why="a workflow recovery will advance later in the same cycle")
     before_first = ctx.state([first.workflow_id])
@@ -475,7 +468,7 @@ def connection_terminated_mid_cycle(ctx: ScenarioContext) -> None:
     faulty = ctx.run.qcluster
     backend, _ = ctx.procs.wait_in_transaction(faulty, statement="recovery_recoverydecision")
     with connect_direct("tidy-replay-terminator") as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        admin.execute(sql.TERMINATE_BACKEND, (backend,))
     ctx.note(f"pg_terminate_backend({backend}): the recovery worker's connection is cut before commit")
     cycle = ctx.procs.wait_startup_cycle(faulty)
     ctx.check("the qcluster survived the lost connection", faulty.alive())
@@ -512,8 +505,7 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
     holder = connect_direct("tidy-replay-lock-holder")
     holder.autocommit = False
     try:
-        holder.execute("SELECT workflow_id FROM alg.tidy_workflow WHERE workflow_id = %s FOR UPDATE",
-                       (created.workflow_id,))
+        holder.execute(sql.HOLD_WORKFLOW_ROW, (created.workflow_id,))
         held_at = time.monotonic()
         ctx.journal.record(kind="row-lock", why="another session holds the workflow row longer than a cycle",
                            call=f"SELECT ... FROM alg.tidy_workflow WHERE workflow_id = {created.workflow_id} "
@@ -570,7 +562,7 @@ def _repair_unavailable() -> str | None:
     except ImportError as exc:
         return f"the repair service is not available ({exc})"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regclass('console_repairaudit') IS NOT NULL")
+        cursor.execute(AUDIT_TABLE_EXISTS)
         if not cursor.fetchone()[0]:
             return "the repair audit table is not migrated"
     return None
@@ -586,7 +578,7 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
     ctx.ensure_wms()
     created = ctx.create_workflow(steps=2)
     _stop_wms(ctx)
-    ctx.journal.execute("DELETE FROM mydo_job WHERE job_id = %(job_id)s", {"job_id": created.job(0)},
+    ctx.journal.execute(sql.DELETE_ACTIVE_JOB, {"job_id": created.job(0)},
                         why="a job lost at restart, so the workflow pauses and an operator re-issues it")
     ctx.restart_wms()
     ctx.equal("paused with RECOVERY_JOB_MISSING", ctx.workflow_status(created.workflow_id),
@@ -607,7 +599,7 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
     # Hold the row so all three contenders queue on it, then let them go at once.
     holder = connect_direct("tidy-replay-lock-holder")
     holder.autocommit = False
-    holder.execute("SELECT 1 FROM alg.tidy_workflow WHERE workflow_id = %s FOR UPDATE", (created.workflow_id,))
+    holder.execute(sql.HOLD_WORKFLOW_ROW, (created.workflow_id,))
     ctx.note("the row is held while the operator, a recovery worker and WCS start", actor="lock holder")
     key = f"replay{ctx.run.run_id}reissue"
     contenders = {
