@@ -38,7 +38,6 @@ FINISH_STAGES = ("MOVE_FINISHED", "OUTBOUND_FINISHED")
 REPORTABLE_JOB_STATUSES = {2: "dispatched", 3: "executing"}
 JOB_ID_RE = re.compile(r"^TDY-([1-9][0-9]{0,17})-([1-9][0-9]{0,17})$")
 MAX_TEXT = 200
-DEFAULT_LOCK_TIMEOUT_MS = 5000
 
 
 # --- the typed requests ------------------------------------------------------------------------
@@ -181,7 +180,7 @@ def read_callback_target(workflow_id: int, step_id: int, job_id: str) -> Callbac
 
 
 def _lock_timeout_ms() -> int:
-    return int(getattr(settings, "WCS_CALLBACK_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS))
+    return settings.WCS_CALLBACK_LOCK_TIMEOUT_MS
 
 
 def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
@@ -231,7 +230,7 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
             return result
     except (DatabaseError, tx.StaleWrite) as exc:
         # Never evidence: everything rolled back; WCS retries. 55P03 = lock_timeout expired.
-        cause = getattr(exc, "__cause__", None)
+        cause = exc.__cause__
         if getattr(cause, "sqlstate", None) == "55P03":
             message = f"workflow {workflow_id} is busy (lock wait over {_lock_timeout_ms()} ms); nothing changed, retry"
         else:
