@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -14,6 +14,8 @@ from console.notifications import selectors, services
 from console.notifications.forms import NotificationFilterForm, ThresholdsForm
 from console.notifications.models import Notification
 from console.views import console_page, render_page
+
+MAX_ID = 2**63 - 1  # bigint: a larger id in the URL is a 404, not a database error
 
 
 def can_set_thresholds(user) -> bool:
@@ -39,6 +41,8 @@ def notifications(request):
 def acknowledge(request, pk: int):
     if not roles.can_view(request.user):
         raise PermissionDenied("Your account has no console role.")
+    if pk > MAX_ID:
+        raise Http404("No such notification.")
     error = ""
     try:
         services.notification_acknowledge(notification_id=pk, user=request.user)
@@ -52,8 +56,9 @@ def acknowledge(request, pk: int):
         return render(request, "notifications/refused.html", {"error": error, "n": n},
                       status=404 if n is None else 409)
     back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
+    safe = all(ch.isprintable() for ch in back) and url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    if not safe:
         back = reverse("notifications")
     return HttpResponseRedirect(back, status=303)
 
