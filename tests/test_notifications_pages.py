@@ -75,6 +75,7 @@ def test_htmx_gets_the_row_back(client, personas, three):
     html = response.content.decode()
     assert html.strip().startswith(f'<tr id="notification-{n.pk}"') and "by operator" in html
     assert "<html" not in html
+    assert '<p class="muted" id="notification-counts" hx-swap-oob="true">Open 0 · acknowledged 2 · resolved 1' in html
 
 
 def test_acknowledging_a_resolved_one_is_refused_and_changes_nothing(client, personas, three):

@@ -21,6 +21,15 @@ def open_notification_counts() -> dict[str, int]:
     return counts
 
 
+def state_counts(*, event: str = "") -> dict[str, int]:
+    """Notifications per state (open, acknowledged, resolved), of one event or all."""
+    qs = Notification.objects.filter(event=event) if event else Notification.objects.all()
+    counts = dict.fromkeys(Notification.State.values, 0)
+    for row in qs.values("state").annotate(n=Count("pk")).order_by():
+        counts[row["state"]] = row["n"]
+    return counts
+
+
 @dataclass
 class NotificationsPage:
     rows: list[Notification]
@@ -33,9 +42,7 @@ def notifications_page(*, state: str = "", event: str = "", limit: int = PAGE_LI
     qs = Notification.objects.select_related("acknowledgement")
     if event:
         qs = qs.filter(event=event)
-    counts = dict.fromkeys(Notification.State.values, 0)
-    for row in qs.values("state").annotate(n=Count("pk")).order_by():
-        counts[row["state"]] = row["n"]
+    counts = state_counts(event=event)
     if state:
         qs = qs.filter(state=state)
     rows = list(qs.order_by("-opened_at", "-id")[:limit + 1])

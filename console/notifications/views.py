@@ -1,5 +1,7 @@
 """Notification pages: the list with acknowledgement, and the thresholds shift leads set."""
 
+from urllib.parse import parse_qs, urlsplit
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -12,7 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from console import roles
 from console.notifications import selectors, services
 from console.notifications.forms import NotificationFilterForm, ThresholdsForm
-from console.notifications.models import Notification
+from console.notifications.models import Event, Notification
 from console.views import console_page, render_page
 
 MAX_ID = 2**63 - 1  # bigint: a larger id in the URL is a 404, not a database error
@@ -51,7 +53,10 @@ def acknowledge(request, pk: int):
     n = Notification.objects.select_related("acknowledgement").filter(pk=pk).first()
     if request.htmx and n is not None:
         # The row re-rendered in place (200 even when refused: htmx swaps only 2xx answers).
-        return render(request, "notifications/list.html#notification-row", {"n": n, "error": error})
+        # The open/acknowledged/resolved counts follow out of band, for the page's event filter.
+        event = parse_qs(urlsplit(request.htmx.current_url or "").query).get("event", [""])[0]
+        page = {"state_counts": selectors.state_counts(event=event if event in Event.values else "")}
+        return render(request, "notifications/_acknowledged.html", {"n": n, "error": error, "page": page})
     if error:
         return render(request, "notifications/refused.html", {"error": error, "n": n},
                       status=404 if n is None else 409)
