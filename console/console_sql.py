@@ -138,3 +138,13 @@ ORDER BY j.updated_at, w.workflow_id
 # schedules never evaluate at once (the partial unique index is the last line of defence).
 # Parameter: %(key)s, the lock key of console.notifications.evaluate.
 TRY_EVALUATOR_LOCK = "SELECT pg_try_advisory_xact_lock(%(key)s)"
+
+# The enabled user triggers on the acknowledgement table (the append-only check).
+ACKNOWLEDGEMENT_TABLE_EXISTS = "SELECT to_regclass('console_notificationacknowledgement') IS NOT NULL"
+ACKNOWLEDGEMENT_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_notificationacknowledgement')
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""

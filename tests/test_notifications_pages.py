@@ -162,3 +162,17 @@ def test_a_foreign_or_broken_next_goes_back_to_the_list(client, personas, three,
 
 def test_a_huge_id_is_a_404(client, personas, three):
     assert login(client, personas, "operator").post(f"{URL}{10**30}/acknowledge").status_code == 404
+
+
+def test_the_system_check_reports_a_disabled_acknowledgement_trigger(notify_db):
+    from console.notifications.checks import check_acknowledgements_are_append_only
+
+    assert check_acknowledgements_are_append_only(databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE console_notificationacknowledgement "
+                           "DISABLE TRIGGER console_notificationacknowledgement_no_update_delete")
+        (error,) = check_acknowledgements_are_append_only(databases=["default"])
+        assert error.id == "console.E110" and "no_update_delete" in error.msg
+        transaction.set_rollback(True)
+    assert check_acknowledgements_are_append_only(databases=["default"]) == []
