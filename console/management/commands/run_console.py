@@ -48,6 +48,8 @@ class Command(BaseCommand):
             call_command("wms_demo", "--if-empty")
         credentials = ensure_demo_users() if demo else []
 
+        # Links in notifications point at this server unless CONSOLE_BASE_URL says otherwise.
+        os.environ.setdefault("CONSOLE_BASE_URL", f"http://{options['host']}:{options['port']}")
         base = [sys.executable, "manage.py"]
         processes = {
             "web": [sys.executable, "-m", "gunicorn", "console.wsgi:application", "--bind",
