@@ -34,3 +34,6 @@ class CancelProposalAdmin(ReadOnlyAdmin):
 @admin.register(RepairBatch)
 class RepairBatchAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "created_by", "reason_code", "workflow_count", "finished_at")
+
+
+from console.notifications import admin as notifications_admin  # noqa: E402, F401  (registers its models)

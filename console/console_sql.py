@@ -106,6 +106,53 @@ AUDIT_TRIGGERS_PRESENT = """
 SELECT tgname
 FROM pg_trigger
 WHERE tgrelid = 'console_repairaudit'::regclass
+# --- stalled workflows (README: "Notifications") ------------------------------
+# Parameter: %(stalled_before)s, now - STALLED_AFTER_MINUTES. An ACTIVE workflow is stalled when
+# the job of its current step (the first unfinished one) is still active (status 1-3) and has
+# not changed since then. A derived flag, never a workflow status: the decision table leaves
+# these workflows alone. The job is found by its deterministic id TDY-<workflow>-<step>.
+STALLED_WORKFLOWS = f"""
+SELECT w.workflow_id,
+       w.origin,
+       s.step_id,
+       s.step_no,
+       s.tray_code,
+       s.cargo_space_id,
+       s.target_cargo_space_id,
+       j.job_id,
+       j.status AS job_status,
+       j.updated_at AS job_updated_at,
+       (SELECT max(e.received_at)
+        FROM alg.tidy_callback_event AS e
+        WHERE e.workflow_id = w.workflow_id) AS last_callback_at  -- UNIQUE (workflow_id, step_id, job_id, stage)
+FROM alg.tidy_workflow AS w
+JOIN LATERAL (
+    SELECT st.step_id, st.step_no, st.tray_code, st.cargo_space_id, st.target_cargo_space_id
+    FROM alg.tidy_step AS st
+    WHERE st.workflow_id = w.workflow_id                     -- tidy_step_workflow_step_no_key
+      AND st.{OPEN_STEP}
+    ORDER BY st.step_no
+    LIMIT 1
+) AS s ON true
+JOIN mydo_job AS j
+  ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id  -- mydo_job primary key
+WHERE w.status = 'ACTIVE'                                    -- tidy_workflow_status_idx (status, updated_at)
+  AND j.status IN (1, 2, 3)
+  AND j.updated_at < %(stalled_before)s
+ORDER BY j.updated_at, w.workflow_id
+"""
+
+# The notification evaluator runs alone: a transaction-scoped advisory lock, so two clusters'
+# schedules never evaluate at once (the partial unique index is the last line of defence).
+# Parameter: %(key)s, the lock key of console.notifications.evaluate.
+TRY_EVALUATOR_LOCK = "SELECT pg_try_advisory_xact_lock(%(key)s)"
+
+# The enabled user triggers on the acknowledgement table (the append-only check).
+ACKNOWLEDGEMENT_TABLE_EXISTS = "SELECT to_regclass('console_notificationacknowledgement') IS NOT NULL"
+ACKNOWLEDGEMENT_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_notificationacknowledgement')
   AND NOT tgisinternal
   AND tgenabled <> 'D'
 """

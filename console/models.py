@@ -129,3 +129,14 @@ class RepairAudit(models.Model):
     @property
     def refusal(self) -> str:
         return self.outcome.split(":", 1)[1] if self.outcome.startswith("REFUSED:") else ""
+
+
+# The notification tables live beside their code; importing them here registers them with the
+# console app (migration console 0003).
+from console.notifications.models import (  # noqa: E402, F401
+    Notification,
+    NotificationAcknowledgement,
+    NotificationDelivery,
+    NotificationDeliveryAttempt,
+    NotificationThreshold,
+)

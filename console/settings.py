@@ -60,6 +60,36 @@ WCS_CALLBACK_LOCK_TIMEOUT_MS = env_int("WCS_CALLBACK_LOCK_TIMEOUT_MS", 5000, min
 # Seconds between live refreshes of the console's lists and health panels.
 CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maximum=300)
 
+# --- notifications (console/notifications; README "Notifications") -------------------------
+# An ACTIVE workflow whose current job has not changed for this long is stalled.
+STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
+# An unacknowledged notification escalates to shift leads after this long.
+ESCALATE_AFTER_MINUTES = env_int("ESCALATE_AFTER_MINUTES", 30, minimum=1)
+NOTIFY_EMAIL_TO = env_list("NOTIFY_EMAIL_TO", [])
+NOTIFY_ESCALATE_EMAIL_TO = env_list("NOTIFY_ESCALATE_EMAIL_TO", [])
+NOTIFY_WEBHOOK_URL = env_str("NOTIFY_WEBHOOK_URL")
+if NOTIFY_WEBHOOK_URL and not NOTIFY_WEBHOOK_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"NOTIFY_WEBHOOK_URL must start with http:// or https://, got {NOTIFY_WEBHOOK_URL!r}")
+NOTIFY_WEBHOOK_TIMEOUT_MS = env_int("NOTIFY_WEBHOOK_TIMEOUT_MS", 5000, minimum=100, maximum=30000)
+# Paused-too-long threshold for a reason code a shift lead has not set in the console.
+NOTIFY_PAUSED_TOO_LONG_MINUTES = env_int("NOTIFY_PAUSED_TOO_LONG_MINUTES", 30, minimum=1)
+NOTIFY_PROPOSAL_WAITING_MINUTES = env_int("NOTIFY_PROPOSAL_WAITING_MINUTES", 10, minimum=1)
+NOTIFY_BACKLOG_WINDOW_MINUTES = env_int("NOTIFY_BACKLOG_WINDOW_MINUTES", 15, minimum=1, maximum=60)
+# Failed deliveries are retried after base, 2 x base, 4 x base ... seconds, never more than max.
+NOTIFY_RETRY_BASE_SECONDS = env_int("NOTIFY_RETRY_BASE_SECONDS", 30, minimum=1)
+NOTIFY_RETRY_MAX_SECONDS = env_int("NOTIFY_RETRY_MAX_SECONDS", 1800, minimum=1)
+# The console's address as the people notified reach it (links in e-mails and webhooks).
+CONSOLE_BASE_URL = env_str("CONSOLE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Outgoing mail (Django's EMAIL_* settings). EMAIL_HOST_PASSWORD_FILE works too.
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "tidy-console@localhost")
+
 # --- time -----------------------------------------------------------------------------------
 TIME_ZONE = env_str("WAREHOUSE_TIME_ZONE", "UTC")
 USE_TZ = True

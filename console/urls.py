@@ -20,4 +20,6 @@ urlpatterns = [
     path("api/wcs/", include("console.api_urls")),
     # Audited operator repair, owned by console/repair_urls.py.
     path("repair/", include("console.repair_urls")),
+    # Notifications, acknowledgement and thresholds, owned by console/notifications/urls.py.
+    path("notifications/", include("console.notifications.urls")),
 ]

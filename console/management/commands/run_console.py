@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
 from console.demo import ensure_demo_users
+from console.notifications.schedule import ensure_notification_schedule
 from recovery.schedule import ensure_recovery_schedule
 from recovery.schema import missing_tables
 
@@ -42,10 +43,13 @@ class Command(BaseCommand):
             raise CommandError(f"WMS tables missing in DATABASE_URL: {', '.join(missing)}. "
                                "They belong to the WMS; for a test database run `manage.py wms_schema`.")
         ensure_recovery_schedule()
+        ensure_notification_schedule()
         if demo:
             call_command("wms_demo", "--if-empty")
         credentials = ensure_demo_users() if demo else []
 
+        # Links in notifications point at this server unless CONSOLE_BASE_URL says otherwise.
+        os.environ.setdefault("CONSOLE_BASE_URL", f"http://{options['host']}:{options['port']}")
         base = [sys.executable, "manage.py"]
         processes = {
             "web": [sys.executable, "-m", "gunicorn", "console.wsgi:application", "--bind",
@@ -61,6 +65,9 @@ class Command(BaseCommand):
             f"\nTidy Recovery Console on http://{options['host']}:{options['port']}/"))
         for role, username, password in credentials:
             self.stdout.write(f"  sign in as {role:<11} user {username!r:<14} password {password!r}")
+        configured = (("e-mail", settings.NOTIFY_EMAIL_TO), ("webhook", settings.NOTIFY_WEBHOOK_URL))
+        channels = [name for name, on in configured if on] or ["the log (set NOTIFY_EMAIL_TO or NOTIFY_WEBHOOK_URL)"]
+        self.stdout.write(f"  notifications every minute, delivered to {' and '.join(channels)}")
         self.stdout.write(f"  recovery cycle every {settings.RECOVERY_INTERVAL_SECONDS} s; Ctrl-C stops everything\n")
         try:
             _supervise(processes, self.stdout)

@@ -1,0 +1,172 @@
+"""The delivery worker: sends due outbox rows by e-mail, webhook or to the log.
+
+Each due delivery is claimed with FOR UPDATE SKIP LOCKED in its own small transaction (two
+workers never send the same row), sent, and its attempt recorded. A failure keeps the row
+pending and moves `next_attempt_at` by an exponential backoff (NOTIFY_RETRY_BASE_SECONDS,
+doubling, at most NOTIFY_RETRY_MAX_SECONDS): nothing is dropped because a receiver was down.
+The webhook goes through recovery.wcs.http_request, which journals it in OutboundHttpRequest.
+"""
+
+import json
+import logging
+import smtplib
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from console.notifications import messages
+from console.notifications.models import NotificationDelivery, NotificationDeliveryAttempt
+from recovery.wcs import HttpFailure, http_request
+
+log = logging.getLogger(__name__)
+
+WEBHOOK_PURPOSE = "notification-webhook"
+WEBHOOK_FIELDS = ("event", "severity", "subject", "workflow_id", "reason", "age_seconds", "url", "dedup_key",
+                  "sent_at")
+
+
+class DeliveryFailed(Exception):
+    pass
+
+
+@dataclass
+class DeliveryReport:
+    sent: int = 0
+    failed: int = 0
+
+
+def backoff(attempts: int) -> timedelta:
+    """The wait after the `attempts`-th failed attempt: base, 2 x base, 4 x base ... capped."""
+    base, cap = settings.NOTIFY_RETRY_BASE_SECONDS, settings.NOTIFY_RETRY_MAX_SECONDS
+    return timedelta(seconds=min(cap, base * 2 ** min(max(attempts - 1, 0), 30)))
+
+
+def _subject(delivery: NotificationDelivery) -> str:
+    subject = delivery.notification.subject
+    return messages.escalated_subject(subject) if delivery.kind == NotificationDelivery.Kind.ESCALATED else subject
+
+
+def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
+    since = delivery.notification.cause_since
+    return max(0, int((now - since).total_seconds())) if since else None
+
+
+def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
+    n = delivery.notification
+    return {
+        "event": n.event,
+        "severity": delivery.severity,
+        "subject": _subject(delivery),
+        "workflow_id": n.workflow_id,
+        "reason": n.reason,
+        "age_seconds": _age_seconds(delivery, now),
+        "url": settings.CONSOLE_BASE_URL + n.url_path,
+        "dedup_key": n.dedup_key,
+        "sent_at": now.isoformat(),
+    }
+
+
+def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
+    n = delivery.notification
+    body = messages.email_body(
+        subject=_subject(delivery), body=n.body, url=settings.CONSOLE_BASE_URL + n.url_path,
+        notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
+        escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
+        age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key)
+    message = EmailMessage(subject=_subject(delivery), body=body, from_email=settings.DEFAULT_FROM_EMAIL,
+                           to=list(delivery.recipients))
+    message.extra_headers["X-Tidy-Dedup-Key"] = n.dedup_key
+    message.extra_headers["X-Tidy-Severity"] = delivery.severity
+    try:
+        get_connection(fail_silently=False).send_messages([message])
+    except (smtplib.SMTPException, OSError) as exc:
+        raise DeliveryFailed(f"e-mail to {', '.join(delivery.recipients)}: {type(exc).__name__}: {exc}") from exc
+
+
+def _send_webhook(delivery: NotificationDelivery, now: datetime) -> None:
+    url = delivery.recipients[0]
+    body = json.dumps(webhook_payload(delivery, now)).encode()
+    try:
+        answer = http_request("POST", url, purpose=WEBHOOK_PURPOSE, timeout_ms=settings.NOTIFY_WEBHOOK_TIMEOUT_MS,
+                              body=body, headers={"Content-Type": "application/json"})
+    except HttpFailure as exc:
+        raise DeliveryFailed(str(exc)) from exc
+    if not 200 <= answer.status < 300:
+        raise DeliveryFailed(f"POST {url} answered HTTP {answer.status}")
+
+
+def _send_log(delivery: NotificationDelivery, now: datetime) -> None:
+    n = delivery.notification
+    log.warning("NOTIFICATION [%s] %s: %s (%s) -- no channel configured, set NOTIFY_EMAIL_TO or NOTIFY_WEBHOOK_URL",
+                delivery.severity, n.event, _subject(delivery), settings.CONSOLE_BASE_URL + n.url_path,
+                extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id,
+                       "dedup_key": n.dedup_key})
+
+
+SENDERS = {
+    NotificationDelivery.Channel.EMAIL: _send_email,
+    NotificationDelivery.Channel.WEBHOOK: _send_webhook,
+    NotificationDelivery.Channel.LOG: _send_log,
+}
+
+
+def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
+    """Send one due delivery; None when another worker holds it or it is no longer due."""
+    with transaction.atomic():
+        delivery = (NotificationDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+                    .select_related("notification")
+                    .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING).first())
+        if delivery is None:
+            return None
+        at = now or timezone.now()
+        t0 = time.perf_counter()
+        error = ""
+        try:
+            SENDERS[delivery.channel](delivery, at)
+        except DeliveryFailed as exc:
+            error = str(exc)[:2000]
+        ok = not error
+        NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=ok, error=error,
+                                                   duration_ms=round((time.perf_counter() - t0) * 1000, 3))
+        delivery.attempts += 1
+        if ok:
+            delivery.state = NotificationDelivery.State.SENT
+            delivery.sent_at = at
+            delivery.last_error = ""
+        else:
+            delivery.last_error = error
+            delivery.next_attempt_at = at + backoff(delivery.attempts)
+        delivery.save(update_fields=["attempts", "state", "sent_at", "last_error", "next_attempt_at"])
+    n = delivery.notification
+    extra = {"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id, "channel": delivery.channel}
+    if ok:
+        log.info("notification delivered by %s: %s", delivery.channel, n.subject, extra=extra)
+    else:
+        log.warning("notification delivery by %s failed (attempt %s, next at %s): %s", delivery.channel,
+                    delivery.attempts, delivery.next_attempt_at.isoformat(), error, extra=extra)
+    return ok
+
+
+def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_seconds: float = 45.0) -> DeliveryReport:
+    """Send the due deliveries, oldest first, until none is left, `limit` were tried or the
+    time budget (which keeps a scheduled run below the cluster's timeout) is spent."""
+    report = DeliveryReport()
+    deadline = time.monotonic() + budget_seconds
+    due_at = now or timezone.now()
+    due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at)
+    ids = list(due.order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
+    for delivery_id in ids:
+        if time.monotonic() > deadline:
+            break
+        ok = _deliver_one(delivery_id, now)
+        if ok is True:
+            report.sent += 1
+        elif ok is False:
+            report.failed += 1
+    return report

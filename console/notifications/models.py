@@ -1,0 +1,155 @@
+"""The notification tables. Imported by console/models.py, so they belong to the console app.
+
+Notification: one row per incident; at most one unresolved row per dedup_key (a partial unique
+index). NotificationAcknowledgement: who acknowledged which notification and when, append-only
+in PostgreSQL itself (migration console 0003). NotificationDelivery: the outbox, one row per
+channel and message (the opening message, the escalation), with NotificationDeliveryAttempt
+recording every try. NotificationThreshold: the paused-too-long threshold per pause reason
+code, edited by shift leads.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from console.notifications import checks  # noqa: F401  (registers the append-only system check)
+
+
+class Event(models.TextChoices):
+    PAUSED = "paused", _("Workflow paused")
+    PAUSED_TOO_LONG = "paused_too_long", _("Paused too long")
+    STALLED = "stalled", _("Workflow stalled")
+    RECOVERY_STALE = "recovery_stale", _("Recovery stale")
+    PROPOSAL_WAITING = "proposal_waiting", _("Cancel proposal waiting")
+    BACKLOG_NOT_DRAINING = "backlog_not_draining", _("Backlog not draining")
+
+
+class Severity(models.TextChoices):
+    """Ordered: an escalation always raises a notification to CRITICAL."""
+
+    WARNING = "warning", _("warning")
+    ERROR = "error", _("error")
+    CRITICAL = "critical", _("critical")
+
+
+class Notification(models.Model):
+    class State(models.TextChoices):
+        OPEN = "open", _("open")
+        ACKNOWLEDGED = "acknowledged", _("acknowledged")
+        RESOLVED = "resolved", _("resolved")
+
+    event = models.CharField(max_length=32, choices=Event.choices)
+    dedup_key = models.CharField(max_length=200)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
+    severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.WARNING)
+    subject = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    workflow_id = models.BigIntegerField(null=True, blank=True)
+    reason = models.CharField(max_length=200, blank=True, help_text="pause reason code, or what the cause is")
+    url_path = models.CharField(max_length=200, help_text="the console page that shows the cause")
+    cause_since = models.DateTimeField(null=True, blank=True, help_text="when the cause began (for its age)")
+    details = models.JSONField(default=dict)
+    opened_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField(help_text="the last evaluation that still saw the cause")
+    evaluations = models.IntegerField(default=1, help_text="evaluations that saw the cause")
+    escalated_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [
+            # One unresolved (open or acknowledged) notification per dedup key: a repeat of the
+            # cause updates it; only after it resolves can the key open again.
+            models.UniqueConstraint(fields=["dedup_key"], condition=Q(resolved_at__isnull=True),
+                                    name="notification_one_unresolved_per_dedup_key"),
+        ]
+        indexes = [
+            models.Index(fields=["state", "-opened_at"], name="notification_state_idx"),
+            models.Index(fields=["event", "-opened_at"], name="notification_event_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.event} {self.dedup_key} ({self.state})"
+
+
+class NotificationAcknowledgement(models.Model):
+    """Who acknowledged a notification and when. Never updated, never deleted."""
+
+    notification = models.OneToOneField(Notification, on_delete=models.PROTECT, related_name="acknowledgement")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"notification {self.notification_id} acknowledged by {self.username}"
+
+
+class NotificationDelivery(models.Model):
+    """One message on one channel: written with its notification (or escalation), sent later."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", _("e-mail")
+        WEBHOOK = "webhook", _("webhook")
+        LOG = "log", _("log")
+
+    class Kind(models.TextChoices):
+        OPENED = "opened", _("opened")
+        ESCALATED = "escalated", _("escalated")
+
+    class State(models.TextChoices):
+        PENDING = "pending", _("pending")
+        SENT = "sent", _("sent")
+
+    notification = models.ForeignKey(Notification, on_delete=models.PROTECT, related_name="deliveries")
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OPENED)
+    severity = models.CharField(max_length=16, choices=Severity.choices)
+    recipients = models.JSONField(default=list, help_text="e-mail addresses, or the webhook URL")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.IntegerField(default=0)
+    next_attempt_at = models.DateTimeField(help_text="not tried again before this time")
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["next_attempt_at"], condition=Q(state="pending"),
+                                name="notification_delivery_due_idx")]
+
+    def __str__(self):
+        return f"{self.kind} {self.channel} delivery of notification {self.notification_id} ({self.state})"
+
+
+class NotificationDeliveryAttempt(models.Model):
+    delivery = models.ForeignKey(NotificationDelivery, on_delete=models.PROTECT, related_name="attempt_rows")
+    at = models.DateTimeField()
+    ok = models.BooleanField()
+    error = models.TextField(blank=True)
+    duration_ms = models.FloatField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return f"attempt at {self.at:%Y-%m-%d %H:%M:%S}: {'sent' if self.ok else self.error}"
+
+
+class NotificationThreshold(models.Model):
+    """Minutes a workflow may stay paused with a reason code before `paused_too_long` opens."""
+
+    reason_code = models.CharField(max_length=64, unique=True)
+    paused_too_long_minutes = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="+")
+
+    class Meta:
+        ordering = ["reason_code"]
+
+    def __str__(self):
+        return f"{self.reason_code}: {self.paused_too_long_minutes} min"

@@ -1,0 +1,64 @@
+"""Reads of the notification tables for the pages and the metrics."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count
+
+from console.notifications.evaluate import default_paused_threshold, paused_thresholds  # noqa: F401 (re-exported)
+from console.notifications.models import Event, Notification
+from console.reason_codes import REASON_ORDER
+
+PAGE_LIMIT = 200
+
+
+def open_notification_counts() -> dict[str, int]:
+    """Notifications in state open (not acknowledged, not resolved) per event, every event
+    included (0 when none): the `tidy_notifications_open{event}` gauge."""
+    counts = dict.fromkeys(Event.values, 0)
+    for row in (Notification.objects.filter(state=Notification.State.OPEN).values("event")
+                .annotate(n=Count("pk")).order_by()):
+        counts[row["event"]] = row["n"]
+    return counts
+
+
+def state_counts(*, event: str = "") -> dict[str, int]:
+    """Notifications per state (open, acknowledged, resolved), of one event or all."""
+    qs = Notification.objects.filter(event=event) if event else Notification.objects.all()
+    counts = dict.fromkeys(Notification.State.values, 0)
+    for row in qs.values("state").annotate(n=Count("pk")).order_by():
+        counts[row["state"]] = row["n"]
+    return counts
+
+
+@dataclass
+class NotificationsPage:
+    rows: list[Notification]
+    state_counts: dict[str, int]
+    limited: bool
+
+
+def notifications_page(*, state: str = "", event: str = "", limit: int = PAGE_LIMIT) -> NotificationsPage:
+    """The newest notifications matching the filters (acknowledgement and who, in one join)."""
+    qs = Notification.objects.select_related("acknowledgement")
+    if event:
+        qs = qs.filter(event=event)
+    counts = state_counts(event=event)
+    if state:
+        qs = qs.filter(state=state)
+    rows = list(qs.order_by("-opened_at", "-id")[:limit + 1])
+    return NotificationsPage(rows=rows[:limit], state_counts=counts, limited=len(rows) > limit)
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    reason_code: str
+    minutes: int
+    is_default: bool
+
+
+def threshold_rows() -> list[ThresholdRow]:
+    """The paused-too-long threshold of every pause reason code, set or default."""
+    stored = paused_thresholds()
+    default = default_paused_threshold()
+    codes = [r.value for r in REASON_ORDER] + sorted(set(stored) - {r.value for r in REASON_ORDER})
+    return [ThresholdRow(code, stored.get(code, default), code not in stored) for code in codes]

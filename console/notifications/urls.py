@@ -1,0 +1,11 @@
+"""Notification pages, included at /notifications/."""
+
+from django.urls import path
+
+from console.notifications import views
+
+urlpatterns = [
+    path("", views.notifications, name="notifications"),
+    path("<int:pk>/acknowledge", views.acknowledge, name="notification-acknowledge"),
+    path("thresholds/", views.thresholds, name="notification-thresholds"),
+]

@@ -1,0 +1,96 @@
+"""Notification pages: the list with acknowledgement, and the thresholds shift leads set."""
+
+from urllib.parse import parse_qs, urlsplit
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from console import roles
+from console.notifications import selectors, services
+from console.notifications.forms import NotificationFilterForm, ThresholdsForm
+from console.notifications.models import Event, Notification
+from console.views import console_page, render_page
+
+MAX_ID = 2**63 - 1  # bigint: a larger id in the URL is a 404, not a database error
+
+
+def can_set_thresholds(user) -> bool:
+    return user.is_authenticated and (user.is_superuser or roles.SHIFT_LEAD in roles.user_roles(user))
+
+
+@console_page
+def notifications(request):
+    form = NotificationFilterForm(request.GET)
+    valid = form.is_valid()
+    data = form.cleaned_data if valid else {}
+    page = selectors.notifications_page(state=data.get("state", ""), event=data.get("event", ""))
+    response = render_page(request, "notifications/list.html", "notifications-results", {
+        "form": form, "page": page, "filters": data, "escalate_after": settings.ESCALATE_AFTER_MINUTES,
+    })
+    if not valid:
+        response.status_code = 400
+    return response
+
+
+@login_required
+@require_POST
+def acknowledge(request, pk: int):
+    if not roles.can_view(request.user):
+        raise PermissionDenied("Your account has no console role.")
+    if pk > MAX_ID:
+        raise Http404("No such notification.")
+    error = ""
+    try:
+        services.notification_acknowledge(notification_id=pk, user=request.user)
+    except services.NotificationError as exc:
+        error = str(exc)
+    n = Notification.objects.select_related("acknowledgement").filter(pk=pk).first()
+    if request.htmx and n is not None:
+        # The row re-rendered in place (200 even when refused: htmx swaps only 2xx answers).
+        # The open/acknowledged/resolved counts follow out of band, for the page's event filter.
+        event = parse_qs(urlsplit(request.htmx.current_url or "").query).get("event", [""])[0]
+        page = {"state_counts": selectors.state_counts(event=event if event in Event.values else "")}
+        return render(request, "notifications/_acknowledged.html", {"n": n, "error": error, "page": page})
+    if error:
+        return render(request, "notifications/refused.html", {"error": error, "n": n},
+                      status=404 if n is None else 409)
+    back = request.POST.get("next", "")
+    safe = all(ch.isprintable() for ch in back) and url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    if not safe:
+        back = reverse("notifications")
+    return HttpResponseRedirect(back, status=303)
+
+
+@console_page
+@require_http_methods(["GET", "POST"])
+def thresholds(request):
+    rows = selectors.threshold_rows()
+    codes = [r.reason_code for r in rows]
+    current = {r.reason_code: r.minutes for r in rows}
+    may_edit = can_set_thresholds(request.user)
+    status, saved = 200, None
+    if request.method == "POST":
+        if not may_edit:
+            raise PermissionDenied("Only shift leads set the notification thresholds.")
+        form = ThresholdsForm(request.POST, codes=codes, initial_minutes=current)
+        if form.is_valid():
+            saved = services.thresholds_update(values=form.minutes(), user=request.user,
+                                               default=selectors.default_paused_threshold())
+            rows = selectors.threshold_rows()
+            form = ThresholdsForm(codes=codes, initial_minutes={r.reason_code: r.minutes for r in rows})
+        else:
+            status = 400
+    else:
+        form = ThresholdsForm(codes=codes, initial_minutes=current)
+    return render(request, "notifications/thresholds.html", {
+        "form": form, "rows": rows, "may_edit": may_edit, "saved": saved,
+        "default": selectors.default_paused_threshold(),
+        "user_roles": sorted(roles.user_roles(request.user)),
+    }, status=status)
