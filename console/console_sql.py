@@ -106,6 +106,11 @@ AUDIT_TRIGGERS_PRESENT = """
 SELECT tgname
 FROM pg_trigger
 WHERE tgrelid = 'console_repairaudit'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+
+
 # --- stalled workflows (README: "Notifications") ------------------------------
 # Parameter: %(stalled_before)s, now - STALLED_AFTER_MINUTES. An ACTIVE workflow is stalled when
 # the job of its current step (the first unfinished one) is still active (status 1-3) and has
