@@ -14,6 +14,8 @@ from console import checks  # noqa: F401  (registers the append-only system chec
 
 
 class RepairAction(models.TextChoices):
+    """The one vocabulary of repair actions: URL slugs and the runbook's corrections derive from it."""
+
     RECHECK = "RECHECK", "Re-check and resume"
     REISSUE = "REISSUE", "Re-issue job"
     RECONCILE_SOURCE = "RECONCILE_SOURCE", "Reconcile: tray is at the source"
@@ -21,6 +23,16 @@ class RepairAction(models.TextChoices):
     CANCEL_PROPOSE = "CANCEL_PROPOSE", "Propose cancel and release"
     CANCEL_APPROVE = "CANCEL_APPROVE", "Approve cancel and release"
     CANCEL_REJECT = "CANCEL_REJECT", "Reject cancel and release"
+
+    @property
+    def slug(self) -> str:
+        """The action's URL segment (cancel-and-release starts with its proposal)."""
+        return "cancel" if self == "CANCEL_PROPOSE" else self.value.lower().replace("_", "-")
+
+    @property
+    def correction(self) -> str:
+        """The runbook's name for the action's family: recheck, reissue, reconcile or cancel."""
+        return self.value.split("_", 1)[0].lower()
 
 
 class RepairBatch(models.Model):
