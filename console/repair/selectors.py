@@ -36,24 +36,18 @@ def workflow_audit_trail(*, workflow_id: int, limit: int = 50) -> list[RepairAud
                 .order_by("-id")[:limit])
 
 
+# The audit page's filter fields and the lookup each one applies.
+AUDIT_FILTERS = {"user": "username__iexact", "action": "action", "reason_code": "reason_code",
+                 "outcome": "outcome__startswith", "workflow": "workflow_id", "batch": "batch_id",
+                 "since": "at__gte", "until": "at__lt"}
+
+
 def _filtered(filters: dict):
     qs = RepairAudit.objects.all()
-    if filters.get("user"):
-        qs = qs.filter(username__iexact=filters["user"].strip())
-    if filters.get("action"):
-        qs = qs.filter(action=filters["action"])
-    if filters.get("reason_code"):
-        qs = qs.filter(reason_code=filters["reason_code"])
-    if filters.get("outcome"):
-        qs = qs.filter(outcome__startswith=filters["outcome"])
-    if filters.get("workflow"):
-        qs = qs.filter(workflow_id=filters["workflow"])
-    if filters.get("batch"):
-        qs = qs.filter(batch_id=filters["batch"])
-    if filters.get("since"):
-        qs = qs.filter(at__gte=filters["since"])
-    if filters.get("until"):
-        qs = qs.filter(at__lt=filters["until"])
+    for name, lookup in AUDIT_FILTERS.items():
+        value = filters.get(name)
+        if value:
+            qs = qs.filter(**{lookup: value.strip() if isinstance(value, str) else value})
     return qs
 
 

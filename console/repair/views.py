@@ -67,6 +67,14 @@ def _request_from(form_data, workflow_id: int, action: str) -> repair.RepairRequ
         tray_code=(form_data.get("tray_code") or "")[:200], space_code=(form_data.get("space_code") or "")[:200])
 
 
+def _show_errors(form, refused: repair.RepairRefused):
+    """The service's refusal shown on the form's fields (the service decides, the form shows)."""
+    form.is_valid()
+    for name, msg in refused.field_errors.items():
+        form.add_error(name if name in form.fields else None, msg)
+    return form
+
+
 def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     return render(request, "repair/action_form.html", {
@@ -124,9 +132,7 @@ def action_preview(request, workflow_id: int, slug: str):
     except repair.RepairRefused as refused:
         if refused.code == repair.Refusal.FORBIDDEN:
             return _refused_page(request, refused, workflow_id=workflow_id, action=action)
-        for name, msg in refused.field_errors.items():
-            if name in form.fields:
-                form.add_error(name, msg)
+        _show_errors(form, refused)
         return _form_page(request, workflow_id, action, form, refused=refused)
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
@@ -153,14 +159,16 @@ def action_apply(request, workflow_id: int, slug: str):
     except repair.RepairRefused as refused:
         return _refused_page(request, refused, workflow_id=workflow_id, action=action)
     if audit.proposal_id and audit.action == RepairAction.CANCEL_PROPOSE:
-        return HttpResponseRedirect(reverse("repair-proposal", args=[audit.proposal_id]), status=303)
+        return _see_other("repair-proposal", audit.proposal_id)
     return _see(audit)
 
 
-def _see(audit: RepairAudit):
-    response = HttpResponseRedirect(reverse("repair-audit-entry", args=[audit.pk]))
-    response.status_code = 303
-    return response
+def _see_other(url_name: str, pk: int) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse(url_name, args=[pk]), status=303)
+
+
+def _see(audit: RepairAudit) -> HttpResponseRedirect:
+    return _see_other("repair-audit-entry", audit.pk)
 
 
 # --- four eyes -----------------------------------------------------------------------------------------
@@ -206,10 +214,7 @@ def _decide_proposal(request, pk: int, action: str):
             audit = repair.cancel_reject(**kwargs)
     except repair.RepairRefused as refused:
         if refused.field_errors:
-            form = ProposalDecisionForm(data, action=action, pause_reason=None)
-            form.is_valid()
-            for name, msg in refused.field_errors.items():
-                form.add_error(name if name in form.fields else None, msg)
+            form = _show_errors(ProposalDecisionForm(data, action=action, pause_reason=None), refused)
             prop.refresh_from_db()
             preview = repair.cancel_preview_for_approval(proposal=prop)
             forms = {"approve_form" if action == RepairAction.CANCEL_APPROVE else "reject_form": form}
@@ -334,17 +339,12 @@ def batch_apply(request):
                                      selection=selection, idempotency_key=data.get("idempotency_key", ""))
     except repair.RepairRefused as refused:
         if refused.field_errors:
-            form = BatchApplyForm(data)
-            form.is_valid()
-            for name, msg in refused.field_errors.items():
-                form.add_error(name if name in form.fields else None, msg)
+            form = _show_errors(BatchApplyForm(data), refused)
             rows = selectors.batch_rows(workflow_ids=sorted(fingerprints))
             return render(request, "repair/batch_preview.html", {"rows": rows, "selection": selection,
                                                                  "form": form, "limit": repair.BATCH_LIMIT})
         return _refused_page(request, refused, workflow_id=None)
-    response = HttpResponseRedirect(reverse("repair-batch-result", args=[batch.pk]))
-    response.status_code = 303
-    return response
+    return _see_other("repair-batch-result", batch.pk)
 
 
 @viewer_required
