@@ -1,7 +1,7 @@
 """The console's own tables: the repair audit trail, cancel proposals (four eyes), batches.
 
 RepairAudit is append-only in the database itself: migration 0002 installs a trigger that
-refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table (design §6). Refused
+refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table. Refused
 attempts are rows too. Proposals and batches are ordinary mutable rows; every state change of
 a proposal also writes an audit row, so its history comes from the audit, not from the row.
 """

@@ -53,6 +53,8 @@ def test_a_repair_that_waits_too_long_for_the_row_answers_503_and_changes_nothin
     assert diff(before, snapshot()) == {}
     refusal = RepairAudit.objects.get()
     assert (refusal.outcome, refusal.action, refusal.idempotency_key) == ("REFUSED:BUSY", "REISSUE", None)
+    preview = while_locked(wid, lambda: client.post(reverse("repair-preview", args=[wid, "reissue"]), data))
+    assert preview.status_code == 503 and diff(before, snapshot()) == {}
     # Once the row is free the same form goes through.
     again = client.post(reverse("repair-apply", args=[wid, "reissue"]), data)
     assert again.status_code == 303

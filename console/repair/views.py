@@ -124,13 +124,12 @@ def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
     pause_reason = selectors.pause_reason(workflow_id=workflow_id)
     form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
-    form.is_valid()
     req = _request_from(request.POST, workflow_id, action)
     key = new_key()
     try:
         preview = repair.repair_preview(user=request.user, request=req, idempotency_key=key)
     except repair.RepairRefused as refused:
-        if refused.code == repair.Refusal.FORBIDDEN:
+        if refused.code in (repair.Refusal.FORBIDDEN, repair.Refusal.BUSY):
             return _refused_page(request, refused, workflow_id=workflow_id, action=action)
         _show_errors(form, refused)
         return _form_page(request, workflow_id, action, form, refused=refused)
