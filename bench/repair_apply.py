@@ -42,8 +42,9 @@ def run(extra: int) -> None:
     from django.contrib.auth.models import Group, User
     from django.db import transaction
 
-    from console import repair, repair_codes
+    from console import repair
     from console.models import RepairAction as A
+    from console.repair import codes as repair_codes
     from console.roles import OPERATOR
     from recovery.cycle import run_cycle
     from recovery.management.commands.wms_demo import load_demo

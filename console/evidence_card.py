@@ -12,7 +12,7 @@ evidence (what "re-check" would find), not the "leave paused workflows alone" ru
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from recovery.decisions import RULE_EXPLANATIONS, Decision, Rule, decide
+from recovery.decisions import RULE_EXPLANATIONS, Decision, Rule, decide_as_if_active
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
 
 NONE = "—"
@@ -110,9 +110,7 @@ def _text(value) -> str:
 
 def table_decision(evidence: TidyRecoveryEvidence) -> Decision:
     """The decision table's verdict on the evidence, a paused workflow taken as ACTIVE."""
-    if evidence.workflow_status == "PAUSED_RECOVERY":
-        evidence = replace(evidence, workflow_status="ACTIVE")
-    return decide(evidence)
+    return decide_as_if_active(evidence)
 
 
 def _expected_state(ev: TidyRecoveryEvidence) -> ExpectedState | None:

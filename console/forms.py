@@ -1,7 +1,7 @@
 """Query-string forms of the console's list pages (paused workflows, locks): bad input gets a
 clear message and falls back to a default, never a 500.
 
-Owned by the supervisor console; the repair flow's forms live in console/repair_forms.py.
+Owned by the supervisor console; the repair flow's forms live in console/repair/forms.py.
 """
 
 from django import forms

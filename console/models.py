@@ -1,7 +1,7 @@
 """The console's own tables: the repair audit trail, cancel proposals (four eyes), batches.
 
 RepairAudit is append-only in the database itself: migration 0002 installs a trigger that
-refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table (design §6). Refused
+refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table. Refused
 attempts are rows too. Proposals and batches are ordinary mutable rows; every state change of
 a proposal also writes an audit row, so its history comes from the audit, not from the row.
 """
@@ -12,6 +12,8 @@ from django.db.models import Q
 
 
 class RepairAction(models.TextChoices):
+    """The one vocabulary of repair actions: URL slugs and the runbook's corrections derive from it."""
+
     RECHECK = "RECHECK", "Re-check and resume"
     REISSUE = "REISSUE", "Re-issue job"
     RECONCILE_SOURCE = "RECONCILE_SOURCE", "Reconcile: tray is at the source"
@@ -19,6 +21,16 @@ class RepairAction(models.TextChoices):
     CANCEL_PROPOSE = "CANCEL_PROPOSE", "Propose cancel and release"
     CANCEL_APPROVE = "CANCEL_APPROVE", "Approve cancel and release"
     CANCEL_REJECT = "CANCEL_REJECT", "Reject cancel and release"
+
+    @property
+    def slug(self) -> str:
+        """The action's URL segment (cancel-and-release starts with its proposal)."""
+        return "cancel" if self == "CANCEL_PROPOSE" else self.value.lower().replace("_", "-")
+
+    @property
+    def correction(self) -> str:
+        """The runbook's name for the action's family: recheck, reissue, reconcile or cancel."""
+        return self.value.split("_", 1)[0].lower()
 
 
 class RepairBatch(models.Model):

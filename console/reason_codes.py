@@ -1,25 +1,21 @@
-"""The reason-code runbook (design §6): what each pause reason means, what to check on the
+"""The pause-reason runbook: what each pause reason means, what to check on the
 floor, and which corrections are allowed for it.
 
 One module read by the catalog page, the paused list, the workflow page and the repair flow,
 so the runbook a supervisor reads and the actions an operator is offered never disagree.
 The allowed corrections are an upper bound per reason: the repair flow still checks each
-action's preconditions on the current evidence (design §6) before it offers it.
+action's preconditions on the current evidence (console.repair.rules) before it offers it.
 """
 
 from dataclasses import dataclass
 from enum import StrEnum
 
+from console.models import RepairAction
 from recovery.decisions import RULE_EXPLANATIONS, Reason, Rule
 
-
-class Correction(StrEnum):
-    """The four corrections of design §6."""
-
-    RECHECK = "recheck"
-    REISSUE = "reissue"
-    RECONCILE = "reconcile"
-    CANCEL = "cancel"
+# The runbook's corrections are the families of the repair actions (both reconciles are one
+# correction, the three cancel steps another): derived, so the two can never disagree.
+Correction = StrEnum("Correction", {a.correction.upper(): a.correction for a in RepairAction})
 
 
 CORRECTION_LABELS: dict[Correction, str] = {
@@ -67,7 +63,9 @@ class AllowedCorrection:
 
 
 @dataclass(frozen=True)
-class ReasonCode:
+class PauseReasonRunbook:
+    """The runbook entry of one pause reason (recovery.decisions.Reason)."""
+
     code: Reason
     title: str
     meaning: str
@@ -94,8 +92,8 @@ _RECHECK_WHY = ("Always offered: it only re-runs the decision table on the curre
 _CANCEL_WHY = ("Always possible for an abandoned tidy; it releases the spaces, so it needs a shift lead and a "
                "second shift lead's approval.")
 
-CATALOG: dict[Reason, ReasonCode] = {
-    Reason.JOB_MISSING: ReasonCode(
+CATALOG: dict[Reason, PauseReasonRunbook] = {
+    Reason.JOB_MISSING: PauseReasonRunbook(
         code=Reason.JOB_MISSING,
         title="Move job missing",
         meaning=("The step's move job TDY-<workflow>-<step> is in neither mydo_job (active) nor mydo_job_finish "
@@ -120,7 +118,7 @@ CATALOG: dict[Reason, ReasonCode] = {
             AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
         ),
     ),
-    Reason.JOB_MISMATCH: ReasonCode(
+    Reason.JOB_MISMATCH: PauseReasonRunbook(
         code=Reason.JOB_MISMATCH,
         title="Move job does not match the step",
         meaning=("A job with the step's id exists, but its type (in_or_out), tray, source or target differs "
@@ -145,7 +143,7 @@ CATALOG: dict[Reason, ReasonCode] = {
                               "would create a second, competing move for the same step."),
         ),
     ),
-    Reason.ACTIVE_EVIDENCE_INVALID: ReasonCode(
+    Reason.ACTIVE_EVIDENCE_INVALID: PauseReasonRunbook(
         code=Reason.ACTIVE_EVIDENCE_INVALID,
         title="Active job, but inventory is not in the pre-move state",
         meaning=("A matching active job exists, but the stock rows or the source/target spaces are not where a "
@@ -170,7 +168,7 @@ CATALOG: dict[Reason, ReasonCode] = {
                               "The job still exists in mydo_job; a second job with the same id cannot be created."),
         ),
     ),
-    Reason.FINISH_EVIDENCE_INVALID: ReasonCode(
+    Reason.FINISH_EVIDENCE_INVALID: PauseReasonRunbook(
         code=Reason.FINISH_EVIDENCE_INVALID,
         title="Finished job, but inventory is not in the terminal state",
         meaning=("A matching job is archived in mydo_job_finish, but its status is not 4, it is archived more "
@@ -202,7 +200,7 @@ REASON_ORDER: tuple[Reason, ...] = (
 )
 
 
-def reason_code(code: str | None) -> ReasonCode | None:
+def reason_code(code: str | None) -> PauseReasonRunbook | None:
     """The catalog entry for a pause reason, or None for a code the catalog does not know."""
     try:
         return CATALOG[Reason(code)]

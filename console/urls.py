@@ -18,8 +18,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The WCS machine client (callbacks), owned by console/api_urls.py.
     path("api/wcs/", include("console.api_urls")),
-    # Audited operator repair, owned by console/repair_urls.py.
-    path("repair/", include("console.repair_urls")),
+    # Audited operator repair, owned by console/repair/urls.py.
+    path("repair/", include("console.repair.urls")),
     # Notifications, acknowledgement and thresholds, owned by console/notifications/urls.py.
     path("notifications/", include("console.notifications.urls")),
 ]

@@ -16,6 +16,7 @@ from console.charts import bar_chart, line_chart
 from console.evidence_card import build_evidence_card
 from console.forms import LocksForm, PausedListForm
 from console.reason_codes import CATALOG, REASON_ORDER, Correction
+from console.repair.selectors import repair_panel
 
 # Live pages poll every CONSOLE_REFRESH_SECONDS (a setting; 10 s unless configured).
 DEFAULT_REFRESH_SECONDS = 10
@@ -49,13 +50,17 @@ def console_page(view):
     return entry
 
 
+def wants_fragment(request) -> bool:
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
 def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict):
     """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
     history restore). With several fragments, the one named by the request's HX-Target (the id
     of the element being replaced) is rendered, the first one by default."""
     context = {**context, "refresh_seconds": refresh_seconds(),
                "user_roles": sorted(roles.user_roles(request.user)) or (["admin"] if request.user.is_superuser else [])}
-    if request.htmx and not request.htmx.history_restore_request:
+    if wants_fragment(request):
         names = (fragment,) if isinstance(fragment, str) else fragment
         name = request.htmx.target if request.htmx.target in names else names[0]
         return render(request, f"{template}#{name}", context)
@@ -94,6 +99,8 @@ def workflow_detail(request, workflow_id: int):
     return render_page(request, "console/workflow.html", ("workflow-live", "workflow-history"), {
         "detail": detail, "workflow": detail.workflow, "card_now": card_now, "card_then": card_then,
         "reason": reason,
+        # The repair panel sits outside the refreshed fragments: built for the whole page only.
+        "repair_panel": None if wants_fragment(request) else repair_panel(user=request.user, workflow_id=workflow_id),
     })
 
 

@@ -5,7 +5,7 @@ input gets exactly one decision; each decision names the rule that produced it s
 can tie a pause reason to the evidence fields behind it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TidyRecoveryEvidence
@@ -136,3 +136,11 @@ def decide(evidence: TidyRecoveryEvidence) -> Decision:
 
     # 6. No job at all.
     return _DECISIONS[Rule.NO_JOB]
+
+
+def decide_as_if_active(evidence: TidyRecoveryEvidence) -> Decision:
+    """The table's verdict on a PAUSED_RECOVERY workflow taken as ACTIVE (what a re-check would
+    do, and why it is paused); any other workflow is decided as it is."""
+    if evidence.workflow_status == "PAUSED_RECOVERY":
+        evidence = replace(evidence, workflow_status="ACTIVE")
+    return decide(evidence)

@@ -7,11 +7,11 @@ import io
 import pytest
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
-from django.template import Context, Template
-from django.test import RequestFactory
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from console.models import RepairAudit
+from console.repair.selectors import repair_panel
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused
 
@@ -79,7 +79,7 @@ def test_it_filters_the_audit_page(two_rows, supervisor, client):
 
 
 def test_it_pages_the_audit_by_keyset(two_rows, supervisor, client):
-    from console import repair_selectors
+    from console.repair import selectors as repair_selectors
 
     first = repair_selectors.audit_page(filters={}, size=1)
     assert len(first.rows) == 1 and first.next_before == first.rows[0].id
@@ -125,10 +125,8 @@ def test_the_admin_shows_audit_rows_read_only(two_rows):
 
 
 def panel(user, wid) -> str:
-    request = RequestFactory().get("/")
-    request.user = user
-    return Template("{% load repair_tags %}{% workflow_repair_panel wid %}").render(
-        Context({"request": request, "wid": wid}))
+    # The panel is built by its selector and rendered by a plain template.
+    return render_to_string("repair/_panel.html", {"panel": repair_panel(user=user, workflow_id=wid)})
 
 
 def test_the_panel_offers_only_actions_whose_preconditions_hold(repair_db, operator):

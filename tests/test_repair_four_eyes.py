@@ -162,8 +162,9 @@ def test_it_requires_a_written_reason_to_approve(repair_db, shiftlead, shiftlead
 
 
 def test_the_workflow_panel_links_the_pending_proposal(repair_db, shiftlead, shiftlead2, supervisor, client):
-    from django.template import Context, Template
-    from django.test import RequestFactory
+    from django.template.loader import render_to_string
+
+    from console.repair.selectors import repair_panel
 
     wid = paused(repair_db, "job_missing").workflow_id
     client.force_login(shiftlead)
@@ -171,10 +172,7 @@ def test_the_workflow_panel_links_the_pending_proposal(repair_db, shiftlead, shi
     proposal = CancelProposal.objects.get()
 
     def panel(user):
-        request = RequestFactory().get("/")
-        request.user = user
-        return Template("{% load repair_tags %}{% workflow_repair_panel wid %}").render(
-            Context({"request": request, "wid": wid}))
+        return render_to_string("repair/_panel.html", {"panel": repair_panel(user=user, workflow_id=wid)})
 
     assert "review, approve or reject" in panel(shiftlead2)
     assert reverse("repair-proposal", args=[proposal.pk]) in panel(supervisor)

@@ -1,8 +1,9 @@
-"""Repair pages: thin views over console.repair (services) and console.repair_selectors.
+"""Repair pages: thin views over the console.repair services and console.repair.selectors.
 
-Every POST view: sign-in required (anonymous -> sign-in page), GET refused with 405, the role
-checked by the service (403 and an audited refusal). Form errors re-render at 200; refused
-applies answer 409 (403 for a role) with the refusal and the current evidence.
+Every repair page needs a console role: anonymous -> sign-in page, signed in without a role ->
+403 before anything is read or written. POST views refuse GET with 405; the service checks the
+action's role (403 and an audited refusal). Form errors re-render at 200; refused applies
+answer 409 (403 for a role, 503 for a busy workflow) with the refusal and the current evidence.
 """
 
 import csv
@@ -15,9 +16,11 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from console import repair, repair_selectors, roles
+from console import repair, roles
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
-from console.repair_forms import (
+from console.repair import selectors
+from console.repair.batch import check_batch_permission
+from console.repair.forms import (
     AuditFilterForm,
     BatchApplyForm,
     BatchSelectForm,
@@ -26,36 +29,34 @@ from console.repair_forms import (
     new_key,
 )
 
-SLUGS = {
-    "recheck": RepairAction.RECHECK,
-    "reissue": RepairAction.REISSUE,
-    "reconcile-source": RepairAction.RECONCILE_SOURCE,
-    "reconcile-target": RepairAction.RECONCILE_TARGET,
-    "cancel": RepairAction.CANCEL_PROPOSE,
-}
-SLUG_OF = {v: k for k, v in SLUGS.items()}
+ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
 BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
 
 
-def viewer_required(view):
+def _role_required(view):
     @wraps(view)
     def wrapped(request, *args, **kwargs):
         if not roles.can_view(request.user):
             raise PermissionDenied("Your account has no console role.")
         return view(request, *args, **kwargs)
 
-    return login_required(wrapped)
+    return wrapped
+
+
+def viewer_required(view):
+    """Sign-in (anonymous -> sign-in page), then a console role (403)."""
+    return login_required(_role_required(view))
 
 
 def post_only(view):
-    """Sign-in first (anonymous -> sign-in page), then POST only (405 otherwise)."""
-    return login_required(require_POST(view))
+    """Sign-in first (anonymous -> sign-in page), then POST only (405), then a console role (403)."""
+    return login_required(require_POST(_role_required(view)))
 
 
 def _action(slug: str) -> str:
-    if slug not in SLUGS:
+    if slug not in ACTIONS_BY_SLUG:
         raise Http404(f"No repair action {slug!r}.")
-    return SLUGS[slug]
+    return ACTIONS_BY_SLUG[slug]
 
 
 def _request_from(form_data, workflow_id: int, action: str) -> repair.RepairRequest:
@@ -66,13 +67,21 @@ def _request_from(form_data, workflow_id: int, action: str) -> repair.RepairRequ
         tray_code=(form_data.get("tray_code") or "")[:200], space_code=(form_data.get("space_code") or "")[:200])
 
 
+def _show_errors(form, refused: repair.RepairRefused):
+    """The service's refusal shown on the form's fields (the service decides, the form shows)."""
+    form.is_valid()
+    for name, msg in refused.field_errors.items():
+        form.add_error(name if name in form.fields else None, msg)
+    return form
+
+
 def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
-    ctx = repair_selectors.workflow_context(workflow_id=workflow_id)
+    ctx = selectors.workflow_context(workflow_id=workflow_id)
     return render(request, "repair/action_form.html", {
         "workflow_id": workflow_id, "action": action, "action_label": RepairAction(action).label,
-        "slug": SLUG_OF[action], "form": form, "ctx": ctx, "refused": refused,
+        "slug": RepairAction(action).slug, "form": form, "ctx": ctx, "refused": refused,
         "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
-        "pause_reason": repair_selectors.pause_reason(workflow_id=workflow_id),
+        "pause_reason": selectors.pause_reason(workflow_id=workflow_id),
         "min_length": repair.REASON_MIN_LENGTH,
     }, status=status)
 
@@ -80,7 +89,7 @@ def _form_page(request, workflow_id: int, action: str, form, *, status: int = 20
 def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | None, action: str | None = None):
     return render(request, "repair/refused.html", {
         "refused": refused, "audit": refused.audit, "evidence": refused.evidence, "workflow_id": workflow_id,
-        "slug": SLUG_OF.get(action) if action else None,
+        "slug": RepairAction(action).slug if action else None,
     }, status=refused.http_status)
 
 
@@ -90,11 +99,12 @@ def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | 
 @viewer_required
 @require_GET
 def workflow_repair(request, workflow_id: int):
-    ctx = repair_selectors.workflow_context(workflow_id=workflow_id)
+    ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
         raise Http404(f"Workflow {workflow_id} does not exist.")
-    return render(request, "repair/workflow.html", {"workflow_id": workflow_id, "ctx": ctx,
-                                                    "evidence": ctx.evidence})
+    return render(request, "repair/workflow.html", {
+        "workflow_id": workflow_id, "ctx": ctx, "evidence": ctx.evidence,
+        "panel": selectors.repair_panel(user=request.user, workflow_id=workflow_id)})
 
 
 @viewer_required
@@ -103,34 +113,31 @@ def action_form(request, workflow_id: int, slug: str):
     action = _action(slug)
     if not repair.permitted(request.user, action):
         raise PermissionDenied("Your role may not take this action.")
-    if repair_selectors.workflow_context(workflow_id=workflow_id) is None:
+    if selectors.workflow_context(workflow_id=workflow_id) is None:
         raise Http404(f"Workflow {workflow_id} does not exist.")
-    form = RepairForm(action=action, pause_reason=repair_selectors.pause_reason(workflow_id=workflow_id))
+    form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id))
     return _form_page(request, workflow_id, action, form)
 
 
 @post_only
 def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
-    pause_reason = repair_selectors.pause_reason(workflow_id=workflow_id)
+    pause_reason = selectors.pause_reason(workflow_id=workflow_id)
     form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
-    form.is_valid()
     req = _request_from(request.POST, workflow_id, action)
     key = new_key()
     try:
         preview = repair.repair_preview(user=request.user, request=req, idempotency_key=key)
     except repair.RepairRefused as refused:
-        if refused.code == repair.Refusal.FORBIDDEN:
+        if refused.code in (repair.Refusal.FORBIDDEN, repair.Refusal.BUSY):
             return _refused_page(request, refused, workflow_id=workflow_id, action=action)
-        for name, msg in refused.field_errors.items():
-            if name in form.fields:
-                form.add_error(name, msg)
+        _show_errors(form, refused)
         return _form_page(request, workflow_id, action, form, refused=refused)
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
         "action_label": RepairAction(action).label, "req": req, "key": key,
         "evidence": preview.context.evidence, "result": preview.result,
-        "changes": repair_selectors.change_rows(preview.result.changes), "preview_mode": True,
+        "changes": selectors.change_rows(preview.result.changes), "preview_mode": True,
         "is_proposal": action == RepairAction.CANCEL_PROPOSE,
     })
 
@@ -151,14 +158,16 @@ def action_apply(request, workflow_id: int, slug: str):
     except repair.RepairRefused as refused:
         return _refused_page(request, refused, workflow_id=workflow_id, action=action)
     if audit.proposal_id and audit.action == RepairAction.CANCEL_PROPOSE:
-        return HttpResponseRedirect(reverse("repair-proposal", args=[audit.proposal_id]), status=303)
+        return _see_other("repair-proposal", audit.proposal_id)
     return _see(audit)
 
 
-def _see(audit: RepairAudit):
-    response = HttpResponseRedirect(reverse("repair-audit-entry", args=[audit.pk]))
-    response.status_code = 303
-    return response
+def _see_other(url_name: str, pk: int) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse(url_name, args=[pk]), status=303)
+
+
+def _see(audit: RepairAudit) -> HttpResponseRedirect:
+    return _see_other("repair-audit-entry", audit.pk)
 
 
 # --- four eyes -----------------------------------------------------------------------------------------
@@ -170,16 +179,16 @@ def proposal(request, pk: int):
     prop = get_object_or_404(CancelProposal, pk=pk)
     preview = None
     if prop.status == CancelProposal.Status.PENDING:
-        preview = repair.cancel_preview_for_approval(user=request.user, proposal=prop)
+        preview = repair.cancel_preview_for_approval(proposal=prop)
     return _proposal_page(request, prop, preview)
 
 
 def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=None, status=200):
-    ctx = repair_selectors.workflow_context(workflow_id=prop.workflow_id)
+    ctx = selectors.workflow_context(workflow_id=prop.workflow_id)
     stale = preview is not None and preview.fingerprint != prop.fingerprint
     return render(request, "repair/proposal.html", {
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
-        "changes": repair_selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
+        "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
         "can_decide": roles.can_cancel(request.user) and prop.status == CancelProposal.Status.PENDING,
         "is_proposer": prop.proposed_by_id == request.user.pk,
@@ -204,12 +213,9 @@ def _decide_proposal(request, pk: int, action: str):
             audit = repair.cancel_reject(**kwargs)
     except repair.RepairRefused as refused:
         if refused.field_errors:
-            form = ProposalDecisionForm(data, action=action, pause_reason=None)
-            form.is_valid()
-            for name, msg in refused.field_errors.items():
-                form.add_error(name if name in form.fields else None, msg)
+            form = _show_errors(ProposalDecisionForm(data, action=action, pause_reason=None), refused)
             prop.refresh_from_db()
-            preview = repair.cancel_preview_for_approval(user=request.user, proposal=prop)
+            preview = repair.cancel_preview_for_approval(proposal=prop)
             forms = {"approve_form" if action == RepairAction.CANCEL_APPROVE else "reject_form": form}
             return _proposal_page(request, prop, preview, **forms)
         return _refused_page(request, refused, workflow_id=prop.workflow_id)
@@ -246,7 +252,7 @@ def audit_list(request):
     filters = form.cleaned_data if form.is_valid() else {}
     before = request.GET.get("before", "")
     before_id = int(before) if before.isdigit() else None
-    page = repair_selectors.audit_page(filters=filters, before_id=before_id)
+    page = selectors.audit_page(filters=filters, before_id=before_id)
     query = request.GET.copy()
     query.pop("before", None)
     return render(request, "repair/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
@@ -263,7 +269,7 @@ def audit_csv(request):
     form = AuditFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     writer = csv.writer(_Echo())
-    rows = repair_selectors.audit_csv_rows(filters=filters)
+    rows = selectors.audit_csv_rows(filters=filters)
     response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="repair-audit.csv"'
     return response
@@ -274,7 +280,7 @@ def audit_csv(request):
 def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
     return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
-                                                       "changes": repair_selectors.change_rows(entry.changes)})
+                                                       "changes": selectors.change_rows(entry.changes)})
 
 
 # --- batch re-check ------------------------------------------------------------------------------------------
@@ -285,9 +291,9 @@ def audit_entry(request, pk: int):
 def batch_select(request):
     if not roles.can_repair(request.user):
         raise PermissionDenied("Your role may not re-check workflows.")
-    form = BatchSelectForm(request.GET, reasons=repair_selectors.paused_reasons())
+    form = BatchSelectForm(request.GET, reasons=selectors.paused_reasons())
     filters = form.cleaned_data if form.is_valid() else {}
-    rows, total = repair_selectors.batch_candidates(**{k: filters.get(k) or "" for k in BATCH_FILTERS})
+    rows, total = selectors.batch_candidates(**{k: filters.get(k) or "" for k in BATCH_FILTERS})
     return render(request, "repair/batch_select.html", {"form": form, "rows": rows, "total": total,
                                                         "limit": repair.BATCH_LIMIT})
 
@@ -296,20 +302,19 @@ def _selected(request) -> tuple[list, dict]:
     data = request.POST
     if data.get("all_matching"):
         selection = {"all_matching": True, **{k: data.get(k, "")[:100] for k in BATCH_FILTERS}}
-        rows, _ = repair_selectors.batch_candidates(**{k: selection[k] for k in BATCH_FILTERS})
+        rows, _ = selectors.batch_candidates(**{k: selection[k] for k in BATCH_FILTERS})
     else:
         ids = sorted({int(v) for v in data.getlist("workflow") if v.isdigit()})
         selection = {"workflow_ids": ids}
-        rows = repair_selectors.batch_rows(workflow_ids=ids)
+        rows = selectors.batch_rows(workflow_ids=ids)
     return rows, selection
 
 
 @post_only
 def batch_preview(request):
-    if not repair.permitted(request.user, RepairAction.RECHECK):
-        refused = repair.RepairRefused(repair.Refusal.FORBIDDEN, "Your role may not re-check workflows.")
-        repair._audit_refusal(refused, user=request.user, request=repair.RepairRequest(RepairAction.RECHECK, 0),
-                              stage=RepairAudit.Stage.PREVIEW)
+    try:
+        check_batch_permission(request.user, stage=RepairAudit.Stage.PREVIEW)
+    except repair.RepairRefused as refused:
         return _refused_page(request, refused, workflow_id=None)
     rows, selection = _selected(request)
     form = BatchApplyForm(initial={"idempotency_key": new_key()})
@@ -333,17 +338,12 @@ def batch_apply(request):
                                      selection=selection, idempotency_key=data.get("idempotency_key", ""))
     except repair.RepairRefused as refused:
         if refused.field_errors:
-            form = BatchApplyForm(data)
-            form.is_valid()
-            for name, msg in refused.field_errors.items():
-                form.add_error(name if name in form.fields else None, msg)
-            rows = repair_selectors.batch_rows(workflow_ids=sorted(fingerprints))
+            form = _show_errors(BatchApplyForm(data), refused)
+            rows = selectors.batch_rows(workflow_ids=sorted(fingerprints))
             return render(request, "repair/batch_preview.html", {"rows": rows, "selection": selection,
                                                                  "form": form, "limit": repair.BATCH_LIMIT})
         return _refused_page(request, refused, workflow_id=None)
-    response = HttpResponseRedirect(reverse("repair-batch-result", args=[batch.pk]))
-    response.status_code = 303
-    return response
+    return _see_other("repair-batch-result", batch.pk)
 
 
 @viewer_required

@@ -2,16 +2,17 @@
 
 The repair forms only carry the input: whether a reason code is allowed, whether a written
 reason is long enough and whether scanned codes match are decided (and audited) by the
-service in console.repair, which maps its refusals back onto these fields.
+service in console.repair (rules, frame), which maps its refusals back onto these fields.
 """
 
 import uuid
 
 from django import forms
 
-from console import repair_codes
 from console.models import RepairAction
-from console.repair import BATCH_LIMIT, REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
+from console.repair import codes
+from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
+from console.selectors import AGE_BUCKETS
 
 
 def new_key() -> str:
@@ -27,9 +28,8 @@ class ReasonFields(forms.Form):
 
     def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
         super().__init__(*args, **kwargs)
-        codes = repair_codes.codes_for(action, pause_reason)
         self.fields["reason_code"].widget.choices = [("", "Choose a reason code")] + [
-            (c.code, f"{c.label} ({c.code})") for c in codes]
+            (c.code, f"{c.label} ({c.code})") for c in codes.codes_for(action, pause_reason)]
 
 
 class RepairForm(ReasonFields):
@@ -69,8 +69,6 @@ class BatchSelectForm(forms.Form):
     q = forms.CharField(required=False, label="Workflow, tray or space", max_length=100)
 
     def __init__(self, *args, reasons: list[str] = (), **kwargs):
-        from console.selectors import AGE_BUCKETS
-
         super().__init__(*args, **kwargs)
         self.fields["reason"].widget.choices = [("", "Any reason")] + [(r, r) for r in reasons]
         self.fields["age"].choices = [("", "Any time")] + [(k, label) for k, label, _, _ in AGE_BUCKETS]
@@ -83,7 +81,7 @@ class BatchApplyForm(ReasonFields):
         super().__init__(*args, action=RepairAction.RECHECK, pause_reason=None, **kwargs)
 
 
-REASON_CHOICES = [("", "Any reason")] + [(c.code, c.code) for c in repair_codes.REASON_CODES]
+REASON_CHOICES = [("", "Any reason")] + [(c.code, c.code) for c in codes.REASON_CODES]
 LOCAL_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"})
 
 
@@ -100,6 +98,3 @@ class AuditFilterForm(forms.Form):
     since = forms.DateTimeField(required=False, label="From", widget=LOCAL_TIME)
     until = forms.DateTimeField(required=False, label="Until", widget=LOCAL_TIME)
 
-
-__all__ = ["BATCH_LIMIT", "AuditFilterForm", "BatchApplyForm", "BatchSelectForm", "ConfirmFields",
-           "ProposalDecisionForm", "RepairForm", "new_key"]

@@ -1,10 +1,10 @@
-"""The fixed list of operator reason codes (design §6): why an operator takes a repair action.
+"""The fixed list of operator reason codes: why an operator takes a repair action.
 
 Each code is allowed for some actions and, where it only makes sense for some, only for those
 pause reasons (None: any). The form offers exactly `codes_for(action, pause_reason)`; the
 service refuses any other code, so a hand-made POST cannot widen the list.
 The pause reasons themselves (RECOVERY_*: meaning, what to check on the floor, which
-corrections fit) are explained by the runbook catalog of the workflow page.
+corrections fit) are explained by the runbook (console.reason_codes.PauseReasonRunbook).
 """
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ from recovery.decisions import Reason as R
 
 
 @dataclass(frozen=True)
-class ReasonCode:
+class OperatorReasonCode:
     code: str
     label: str
     actions: frozenset[str]
@@ -25,10 +25,10 @@ class ReasonCode:
 
 
 def _code(code, label, actions, pause_reasons=None):
-    return ReasonCode(code, label, frozenset(actions), frozenset(pause_reasons) if pause_reasons else None)
+    return OperatorReasonCode(code, label, frozenset(actions), frozenset(pause_reasons) if pause_reasons else None)
 
 
-REASON_CODES: tuple[ReasonCode, ...] = (
+REASON_CODES: tuple[OperatorReasonCode, ...] = (
     _code("WMS_RECORDS_FIXED", "The records were corrected in the WMS", [A.RECHECK]),
     _code("FINISH_RECORDED_LATE", "The job's finish was recorded after the pause", [A.RECHECK]),
     _code("JOB_LOST_AT_RESTART", "The move job was lost at a restart", [A.REISSUE], [R.JOB_MISSING]),
@@ -57,7 +57,7 @@ REASON_CODES: tuple[ReasonCode, ...] = (
 BY_CODE = {c.code: c for c in REASON_CODES}
 
 
-def codes_for(action: str, pause_reason: str | None) -> list[ReasonCode]:
+def codes_for(action: str, pause_reason: str | None) -> list[OperatorReasonCode]:
     return [c for c in REASON_CODES if c.allows(action, pause_reason)]
 
 

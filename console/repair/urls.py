@@ -1,8 +1,8 @@
-"""Audited operator repair (design §6), included at /repair/."""
+"""Audited operator repair, included at /repair/."""
 
 from django.urls import path
 
-from console import repair_views as v
+from console.repair import views as v
 
 urlpatterns = [
     path("workflow/<int:workflow_id>/", v.workflow_repair, name="repair-workflow"),

@@ -1,0 +1,91 @@
+"""The direct repairs (re-check, re-issue, reconcile to source or target): preview and apply.
+
+Apply goes through the apply-once frame; preview takes the same lock, runs the same checks
+and the same mutation in a savepoint that is rolled back, and audits a refusal.
+"""
+
+from dataclasses import dataclass
+
+from console.models import RepairAction, RepairAudit, RepairBatch
+from console.repair import frame
+from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, permitted
+from console.repair.selectors import pending_proposal
+from recovery.transaction import StaleWrite
+from recovery.transaction import repair as m
+
+# Each action's mutation in recovery.transaction.repair (cancel-and-release is applied on approval).
+MUTATIONS = {
+    RepairAction.RECHECK: m.recheck_resume,
+    RepairAction.REISSUE: m.reissue_job,
+    RepairAction.RECONCILE_SOURCE: m.reconcile_to_source,
+    RepairAction.RECONCILE_TARGET: m.reconcile_to_target,
+    RepairAction.CANCEL_PROPOSE: m.cancel_release,  # previewed at proposal, applied at approval
+    RepairAction.CANCEL_APPROVE: m.cancel_release,
+}
+
+
+def warnings_for(ctx: m.RepairContext, action: str) -> list[str]:
+    if action not in (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE):
+        return []
+    live = [j for j in ctx.active_jobs if j.status in (2, 3)]
+    if not live:
+        return []
+    return ["Active job(s) " + ", ".join(j.job_id for j in live) + " are dispatched or executing: "
+            "make sure the WCS has stopped them before approving."]
+
+
+def dry_run(ctx: m.RepairContext, action: str, payload: dict) -> frame.RunResult:
+    return frame.dry_run(ctx, MUTATIONS[action], payload, warnings_for(ctx, action))
+
+
+def check_no_pending_proposal(workflow_id: int) -> None:
+    if pending_proposal(workflow_id=workflow_id):
+        raise RepairRefused(Refusal.PROPOSAL_PENDING, "A cancel proposal is already waiting for approval.")
+
+
+@dataclass
+class Preview:
+    request: RepairRequest
+    context: m.RepairContext
+    fingerprint: str
+    result: frame.RunResult
+
+
+def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "preview") -> Preview:
+    """Lock, re-read, check, run the mutation in a savepoint, roll back. Refusals are audited."""
+    try:
+        if not permitted(user, request.action):
+            raise RepairRefused(Refusal.FORBIDDEN, "Your role may not take this action.")
+        check_text(request)
+        with frame.locked_workflow(request.workflow_id):
+            ctx = m.read_context(request.workflow_id)
+            if ctx is None:
+                raise RepairRefused(Refusal.NOT_FOUND, f"Workflow {request.workflow_id} does not exist.")
+            Repair(request).check_locked(ctx, frame.pause_reason(ctx.workflow_id))
+            if request.action == RepairAction.CANCEL_PROPOSE:
+                check_no_pending_proposal(ctx.workflow_id)
+            result = dry_run(ctx, request.action, frame.payload(user, request, idempotency_key))
+            return Preview(request, ctx, ctx.fingerprint, result)
+    except RepairRefused as refused:
+        frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
+        raise
+    except StaleWrite as exc:
+        refused = RepairRefused(Refusal.STALE_WRITE, f"The records changed while previewing: {exc}")
+        frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
+        raise refused from exc
+
+
+class Repair(frame.FramedAction):
+    """Re-check, re-issue or reconcile: the default checks, the action's own mutation."""
+
+    def mutate(self, user, ctx, payload) -> frame.Outcome:
+        run = frame.run(ctx, MUTATIONS[self.request.action], payload, [])
+        return frame.Outcome("APPLIED", run.summary, run.evidence_after, run.decision_after, run.consistent_after,
+                             run.changes)
+
+
+def repair_apply(*, user, request: RepairRequest, previewed_fingerprint: str, idempotency_key: str,
+                 batch: RepairBatch | None = None) -> RepairAudit:
+    """Apply once (console.repair.frame): the audit row, APPLIED or the key's first result."""
+    return frame.apply_once(Repair(request, previewed_fingerprint=previewed_fingerprint, batch=batch),
+                            user=user, idempotency_key=idempotency_key)

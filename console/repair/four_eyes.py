@@ -1,0 +1,172 @@
+"""Cancel and release under four eyes: one shift lead proposes, a different one approves (the
+cancel is applied then) or any shift lead rejects (the proposer too: a withdrawal).
+
+Propose, approve and reject are actions of the apply-once frame; viewing a proposal takes no
+workflow lock.
+"""
+
+from django.db import OperationalError, transaction
+from django.utils import timezone
+
+from console.models import CancelProposal, RepairAction, RepairAudit
+from console.repair import frame
+from console.repair.actions import Preview, check_no_pending_proposal, dry_run
+from console.repair.rules import (
+    Refusal,
+    RepairRefused,
+    RepairRequest,
+    check_preconditions,
+    check_reason_code,
+    check_text,
+    precondition_failures,
+)
+from recovery.transaction import repair as m
+from recovery.transaction import set_lock_timeout
+
+
+class Propose(frame.FramedAction):
+    """Records the proposal; nothing in the WMS changes until approval."""
+
+    def check_fingerprint(self, ctx):
+        if ctx.fingerprint != self.previewed:
+            raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
+                                "proposed. Review the current evidence and preview again.")
+
+    def check_locked(self, ctx, pause_reason):
+        super().check_locked(ctx, pause_reason)
+        check_no_pending_proposal(ctx.workflow_id)
+
+    def mutate(self, user, ctx, payload) -> frame.Outcome:
+        request = self.request
+        proposal = CancelProposal.objects.create(
+            workflow_id=ctx.workflow_id, proposed_by=user, reason_code=request.reason_code,
+            reason_text=request.reason_text.strip(), fingerprint=ctx.fingerprint,
+            evidence=ctx.evidence.as_json(), idempotency_key=payload["idempotency_key"])
+        text, consistent = frame.assess(ctx.evidence)
+        return frame.Outcome("PROPOSED", f"cancel-and-release proposed (proposal {proposal.pk}); a different "
+                             "shift lead must approve it", ctx.evidence, text, consistent, proposal=proposal)
+
+
+class _Decision(frame.FramedAction):
+    """Approve or reject a pending proposal: reason checked up front, the proposal row locked."""
+
+    def check_unlocked(self, user):
+        check_reason_code(self.request, None)
+        check_text(self.request)
+
+    def lock_rows(self):
+        self.proposal = CancelProposal.objects.select_for_update().get(pk=self.proposal.pk)
+        if self.proposal.status != CancelProposal.Status.PENDING:
+            raise RepairRefused(Refusal.PROPOSAL_CLOSED, f"The proposal is {self.proposal.status}, not pending.")
+
+    def decide(self, user, status: str) -> None:
+        self.proposal.status = status
+        self.proposal.decided_by, self.proposal.decided_at = user, timezone.now()
+        self.proposal.save(update_fields=["status", "decided_by", "decided_at"])
+
+
+class ProposalStale(RepairRefused):
+    """The evidence changed since the proposal: refused, and the proposal closes as STALE."""
+
+    def __init__(self):
+        super().__init__(Refusal.STALE_EVIDENCE, "The evidence changed since the proposal; nothing was cancelled "
+                         "and the proposal is closed as STALE. Propose again on the current evidence if "
+                         "cancelling is still right.")
+
+
+class Approve(_Decision):
+    forbidden = "Only a shift lead may approve cancel-and-release."
+
+    def check_unlocked(self, user):
+        if self.proposal.proposed_by_id == user.pk:
+            raise RepairRefused(Refusal.SELF_APPROVAL, "Nobody approves their own proposal: a different shift "
+                                "lead must approve it.")
+        super().check_unlocked(user)
+
+    def check_fingerprint(self, ctx):
+        if ctx.fingerprint != self.proposal.fingerprint:
+            raise ProposalStale()
+        if ctx.fingerprint != self.previewed:
+            raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
+                                "cancelled. Open the proposal again and review the current evidence.")
+
+    def check_locked(self, ctx, pause_reason):
+        check_preconditions(ctx, self.request.action)
+
+    def mutate(self, user, ctx, payload) -> frame.Outcome:
+        proposer = self.proposal.proposed_by.get_username()
+        run = frame.run(ctx, m.cancel_release, {**payload, "proposal": self.proposal.pk, "proposed_by": proposer}, [])
+        self.decide(user, CancelProposal.Status.APPLIED)
+        return frame.Outcome("APPLIED", f"approved proposal {self.proposal.pk} by {proposer}: {run.summary}",
+                             run.evidence_after, run.decision_after, run.consistent_after, run.changes)
+
+    def refused(self, refused):
+        if isinstance(refused, ProposalStale):
+            CancelProposal.objects.filter(pk=self.proposal.pk, status=CancelProposal.Status.PENDING).update(
+                status=CancelProposal.Status.STALE, decided_at=timezone.now())
+
+
+class Reject(_Decision):
+    forbidden = "Only a shift lead may reject cancel-and-release."
+
+    def check_fingerprint(self, ctx):
+        """Rejecting changes nothing in the WMS, whatever the evidence now."""
+
+    def check_locked(self, ctx, pause_reason):
+        """Any pending proposal may be rejected."""
+
+    def mutate(self, user, ctx, payload) -> frame.Outcome:
+        self.decide(user, CancelProposal.Status.REJECTED)
+        text, consistent = frame.assess(ctx.evidence)
+        return frame.Outcome("REJECTED", f"rejected proposal {self.proposal.pk} by "
+                             f"{self.proposal.proposed_by.get_username()}; nothing changed", ctx.evidence, text,
+                             consistent)
+
+
+def cancel_propose(*, user, request: RepairRequest, previewed_fingerprint: str,
+                   idempotency_key: str) -> RepairAudit:
+    request = RepairRequest(RepairAction.CANCEL_PROPOSE, request.workflow_id, request.reason_code,
+                            request.reason_text)
+    return frame.apply_once(Propose(request, previewed_fingerprint=previewed_fingerprint), user=user,
+                            idempotency_key=idempotency_key)
+
+
+def _decision(cls, action: str, *, user, proposal_id: int, reason_code: str, reason_text: str,
+              idempotency_key: str, previewed_fingerprint: str = "") -> RepairAudit:
+    proposal = CancelProposal.objects.get(pk=proposal_id)
+    request = RepairRequest(action, proposal.workflow_id, reason_code, reason_text)
+    return frame.apply_once(cls(request, previewed_fingerprint=previewed_fingerprint, proposal=proposal),
+                            user=user, idempotency_key=idempotency_key)
+
+
+def cancel_approve(*, user, proposal_id: int, reason_code: str, reason_text: str, previewed_fingerprint: str,
+                   idempotency_key: str) -> RepairAudit:
+    """A different shift lead approves: the cancel-and-release is applied in the same transaction."""
+    return _decision(Approve, RepairAction.CANCEL_APPROVE, user=user, proposal_id=proposal_id,
+                     reason_code=reason_code, reason_text=reason_text, idempotency_key=idempotency_key,
+                     previewed_fingerprint=previewed_fingerprint)
+
+
+def cancel_reject(*, user, proposal_id: int, reason_code: str, reason_text: str, idempotency_key: str) -> RepairAudit:
+    """A shift lead (the proposer too: a withdrawal) rejects; nothing in the WMS changes."""
+    return _decision(Reject, RepairAction.CANCEL_REJECT, user=user, proposal_id=proposal_id,
+                     reason_code=reason_code, reason_text=reason_text, idempotency_key=idempotency_key)
+
+
+def cancel_preview_for_approval(*, proposal: CancelProposal) -> Preview | None:
+    """What approving would change now; None when the workflow no longer allows it or its rows
+    are busy. Viewing takes no workflow lock: the dry run's writes are rolled back, and it waits
+    for a row another transaction holds at most the lock timeout."""
+    ctx = m.read_context(proposal.workflow_id)
+    if ctx is None or precondition_failures(ctx, RepairAction.CANCEL_APPROVE):
+        return None
+    request = RepairRequest(RepairAction.CANCEL_APPROVE, proposal.workflow_id)
+    try:
+        with transaction.atomic():
+            set_lock_timeout(frame.lock_timeout_ms())
+            result = dry_run(ctx, RepairAction.CANCEL_APPROVE, {"source": "operator", "preview": True})
+    except OperationalError as exc:
+        if not frame.is_lock_timeout(exc):
+            raise
+        return None
+    return Preview(request, ctx, ctx.fingerprint, result)

@@ -1,0 +1,196 @@
+"""What a repair may do: who may take which action, the preconditions on the evidence, and the
+checks of the written reason, the reason code and the scanned codes.
+
+Pure on a RepairContext (no reads, no writes), so the panel's offers, the preview and the
+apply-once frame ask the very same questions. A failed check raises RepairRefused; the frame
+audits it.
+"""
+
+from dataclasses import dataclass
+
+from console import roles
+from console.models import RepairAction
+from console.repair import codes
+from recovery.decisions import Action, decide_as_if_active
+from recovery.transaction import repair as m
+
+REASON_MIN_LENGTH = 15
+REASON_MAX_LENGTH = 2000
+PAUSED = "PAUSED_RECOVERY"
+
+# The actions the workflow's panel offers; approve and reject are taken on the proposal page.
+OFFERED = (RepairAction.RECHECK, RepairAction.REISSUE, RepairAction.RECONCILE_SOURCE,
+           RepairAction.RECONCILE_TARGET, RepairAction.CANCEL_PROPOSE)
+RECONCILE = (RepairAction.RECONCILE_SOURCE, RepairAction.RECONCILE_TARGET)
+CANCEL = (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE, RepairAction.CANCEL_REJECT)
+
+
+class Refusal:
+    """Refusal codes, as stored in RepairAudit.outcome (REFUSED:<code>)."""
+
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    STALE_EVIDENCE = "STALE_EVIDENCE"
+    PRECONDITION = "PRECONDITION"
+    REASON_MISSING = "REASON_MISSING"
+    REASON_TOO_SHORT = "REASON_TOO_SHORT"
+    REASON_CODE_NOT_ALLOWED = "REASON_CODE_NOT_ALLOWED"
+    CODES_DO_NOT_MATCH = "CODES_DO_NOT_MATCH"
+    BAD_REQUEST = "BAD_REQUEST"
+    SELF_APPROVAL = "SELF_APPROVAL"
+    PROPOSAL_CLOSED = "PROPOSAL_CLOSED"
+    PROPOSAL_PENDING = "PROPOSAL_PENDING"
+    STALE_WRITE = "STALE_WRITE"
+    BUSY = "BUSY"  # the workflow row stayed locked longer than the lock timeout
+
+
+class RepairRefused(Exception):
+    """A refused attempt; `audit` is its (committed) audit row, `evidence` the evidence then."""
+
+    def __init__(self, code: str, message: str, *, field_errors: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field_errors = field_errors or {}
+        self.audit = None
+        self.evidence = None
+
+    @property
+    def http_status(self) -> int:
+        if self.code == Refusal.BUSY:
+            return 503
+        return 403 if self.code in (Refusal.FORBIDDEN, Refusal.SELF_APPROVAL) else 409
+
+
+@dataclass(frozen=True)
+class RepairRequest:
+    action: str
+    workflow_id: int
+    reason_code: str = ""
+    reason_text: str = ""
+    tray_code: str = ""
+    space_code: str = ""
+
+    def inputs(self) -> dict:
+        if self.action in RECONCILE:
+            return {"tray_code": self.tray_code, "space_code": self.space_code}
+        return {}
+
+
+def permitted(user, action: str) -> bool:
+    return roles.can_cancel(user) if action in CANCEL else roles.can_repair(user)
+
+
+def precondition_failures(ctx: m.RepairContext, action: str) -> list[str]:
+    """Why `action` does not hold on this evidence (empty: it holds)."""
+    ev = ctx.evidence
+    if ev.workflow_status != PAUSED:
+        return [f"The workflow is {ev.workflow_status}; repairs are only for PAUSED_RECOVERY workflows."]
+    if action == RepairAction.RECHECK:
+        decision = decide_as_if_active(ev)
+        if decision.action is Action.PAUSE:
+            return [f"The decision table still says pause with {decision.reason.value}: {decision.explanation}"]
+        return []
+    if action in CANCEL:
+        return []
+    if action == RepairAction.REISSUE:
+        return _reissue_failures(ctx)
+    return _reconcile_failures(ctx, action)
+
+
+def _reissue_failures(ctx: m.RepairContext) -> list[str]:
+    ev = ctx.evidence
+    if ev.step is None:
+        return ["Every step is COMPLETED: there is no step to issue a job for."]
+    why = []
+    if ev.active_job is not None:
+        why.append(f"The job {ev.expected_job_id} is not missing: it is active (status {ev.active_job.status}).")
+    if ev.finish_job is not None or ctx.subject_finish_rows:
+        why.append(f"The job {ev.expected_job_id} has a finish row: an archived job id cannot be issued again.")
+    if not ev.pre_move_state:
+        why.append("The pre-move state does not hold (stock at source, source holds the tray, target does not).")
+    return why
+
+
+def _reconcile_failures(ctx: m.RepairContext, action: str) -> list[str]:
+    ev, step = ctx.evidence, ctx.subject
+    if step is None:
+        if ev.step is None:
+            return [f"Every step is COMPLETED and {len(ctx.active_jobs)} job(s) are still active: "
+                    "reconcile needs exactly one leftover job."]
+        return ["No step to reconcile."]
+    why = []
+    to_source = action == RepairAction.RECONCILE_SOURCE
+    space = step.cargo_space_id if to_source else step.target_cargo_space_id
+    where = "source" if to_source else "target"
+    if not ctx.stock_spaces:
+        why.append(f"The tray {step.tray_code} has no stock rows: the WMS must book its goods first.")
+    if not ctx.space_exists(space):
+        why.append(f"The {where} space {space} does not exist in bas_cargo_space.")
+    elif ctx.spaces.get(space) not in (None, step.tray_code):
+        why.append(f"The {where} space {space} records another tray ({ctx.spaces[space]}); "
+                   "resolve that tray first.")
+    if to_source:
+        if ev.step is None:
+            why.append("Every step is COMPLETED: the move cannot be resumed at the source.")
+        if ctx.subject_finish_rows:
+            why.append(f"The job {m.tidy_job_id(ctx.workflow_id, step.step_id)} is archived (finish row): "
+                       "it cannot be un-archived nor issued again. If the tray is at the target, reconcile "
+                       "to the target; otherwise a shift lead must cancel the workflow.")
+        if ctx.subject_job is not None and not step.matches(ctx.workflow_id, ctx.subject_job):
+            why.append(f"The active job {ctx.subject_job.job_id} describes a different move (tray "
+                       f"{ctx.subject_job.tray_code}, {ctx.subject_job.cargo_space_id} -> "
+                       f"{ctx.subject_job.target_cargo_space_id}): fix it in the WMS and re-check, or cancel.")
+    return why
+
+
+def check_preconditions(ctx: m.RepairContext, action: str) -> None:
+    why = precondition_failures(ctx, action)
+    if why:
+        raise RepairRefused(Refusal.PRECONDITION, " ".join(why))
+
+
+def check_text(request: RepairRequest) -> None:
+    """A written reason of REASON_MIN_LENGTH to REASON_MAX_LENGTH characters."""
+    text = request.reason_text.strip()
+    if not text:
+        msg = "A written reason is required."
+        raise RepairRefused(Refusal.REASON_MISSING, msg, field_errors={"reason_text": msg})
+    if len(text) < REASON_MIN_LENGTH:
+        msg = f"Write at least {REASON_MIN_LENGTH} characters: what you saw and why this action fits."
+        raise RepairRefused(Refusal.REASON_TOO_SHORT, msg, field_errors={"reason_text": msg})
+    if len(text) > REASON_MAX_LENGTH:
+        msg = f"Keep the reason under {REASON_MAX_LENGTH} characters."
+        raise RepairRefused(Refusal.BAD_REQUEST, msg, field_errors={"reason_text": msg})
+
+
+def check_reason_code(request: RepairRequest, pause_reason: str | None) -> None:
+    """Only a code the form offers for this action and pause reason (codes.codes_for)."""
+    allowed = {c.code for c in codes.codes_for(request.action, pause_reason)}
+    if request.reason_code and request.reason_code in allowed:
+        return
+    msg = (f"Reason code {request.reason_code or '(none)'} is not allowed for this action and pause reason "
+           f"{pause_reason or '(none)'}.")
+    raise RepairRefused(Refusal.REASON_CODE_NOT_ALLOWED, msg, field_errors={"reason_code": msg})
+
+
+def check_scanned_codes(request: RepairRequest, ctx: m.RepairContext) -> None:
+    """Reconcile: the scanned tray and space must equal the step's tray and stated location."""
+    if request.action not in RECONCILE or ctx.subject is None:
+        return
+    step = ctx.subject
+    to_source = request.action == RepairAction.RECONCILE_SOURCE
+    errors = {}
+    tray, space = request.tray_code.strip(), request.space_code.strip()
+    if tray != step.tray_code:
+        errors["tray_code"] = f"Scanned tray {tray or '(empty)'} is not the step's tray."
+    expected = step.cargo_space_id if to_source else step.target_cargo_space_id
+    other = step.target_cargo_space_id if to_source else step.cargo_space_id
+    if space != expected:
+        hint = " That is the other end of the move: choose the other location." if space == other else ""
+        errors["space_code"] = (f"Scanned space {space or '(empty)'} is not the step's "
+                                f"{'source' if to_source else 'target'}.{hint}")
+    if errors:
+        raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
+                            "The scanned codes do not match the records: " + " ".join(errors.values()),
+                            field_errors=errors)
