@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
-from console.demo import ensure_demo_users
+from console.demo import ensure_demo_note, ensure_demo_users
 from recovery.schedule import ensure_recovery_schedule
 from recovery.schema import missing_tables
 
@@ -45,6 +45,8 @@ class Command(BaseCommand):
         if demo:
             call_command("wms_demo", "--if-empty")
         credentials = ensure_demo_users() if demo else []
+        if demo:
+            ensure_demo_note()
 
         base = [sys.executable, "manage.py"]
         processes = {
@@ -55,7 +57,9 @@ class Command(BaseCommand):
         }
         if demo and not options["no_simulator"]:
             processes["simulator"] = [*base, "wcs_simulator", "--console-url",
-                                      f"http://{options['host']}:{options['port']}", "--create-workflows"]
+                                      f"http://{options['host']}:{options['port']}", "--create-workflows",
+                                      # the demo's stalled workflow stays stalled (a vehicle fault)
+                                      "--leave-stalled-minutes", str(settings.STALLED_AFTER_MINUTES)]
 
         self.stdout.write(self.style.SUCCESS(
             f"\nTidy Recovery Console on http://{options['host']}:{options['port']}/"))

@@ -3,6 +3,7 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from recovery import wms_sql
 from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
 from recovery.schema import missing_tables
 
@@ -16,6 +17,9 @@ DEMO_MIX = {
 }
 PAUSED_REASONS = ("RECOVERY_JOB_MISSING", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
                   "RECOVERY_ACTIVE_EVIDENCE_INVALID")
+# One healthy workflow's job has not moved for this long: the demo's stalled workflow (a
+# vehicle fault; run_console's simulator leaves it alone). Recovery still leaves it running.
+STALLED_DEMO_MINUTES = 95
 RESTING_TRAYS = 180
 SPARE_SPACES = 220
 
@@ -70,7 +74,11 @@ def load_demo() -> dict[str, int]:
                 kw["reason"] = PAUSED_REASONS[i % len(PAUSED_REASONS)]
             if kind == "healthy":
                 kw["job_status"] = 1 + i % 3
-            wh.build(kind, **kw)
+            built = wh.build(kind, **kw)
+            if kind == "healthy" and i == 0:
+                with connection.cursor() as cursor:
+                    cursor.execute(wms_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
+                                                           "minutes": STALLED_DEMO_MINUTES})
     with connection.cursor() as cursor:
         cursor.execute("SELECT (SELECT count(*) FROM bas_cargo_space), "
                        "(SELECT count(DISTINCT tray_code) FROM bas_stock), (SELECT count(*) FROM bas_stock)")
