@@ -102,7 +102,7 @@ WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
 # A workflow's current step is its first unfinished one (lowest step_no); its job is
 # TDY-<workflow>-<step> in mydo_job. Stalled: the workflow is ACTIVE and that job, at status
 # 1, 2 or 3, has not changed (mydo_job.updated_at) since %(stalled_before)s (now minus
-# STALLED_AFTER_MINUTES). A derived flag, never stored (docs/architecture.md, "Stalled").
+# STALLED_AFTER_MINUTES). A derived flag, never stored (README, "Active and stalled workflows").
 
 CURRENT_STEP_AND_JOB = f"""
 LEFT JOIN LATERAL (
