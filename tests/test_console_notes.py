@@ -112,3 +112,16 @@ def test_the_database_refuses_an_empty_or_overlong_note(workflow, personas):  # 
     for text in ("", "y" * 2001):
         with pytest.raises(IntegrityError), transaction.atomic():
             WorkflowNote.objects.create(workflow_id=workflow.workflow_id, username="x", text=text)
+
+
+def test_the_system_check_reports_a_disabled_note_trigger(workflow):
+    from console.floor_checks import check_notes_are_append_only
+
+    assert check_notes_are_append_only(databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE console_workflownote DISABLE TRIGGER console_workflownote_no_update_delete")
+        (error,) = check_notes_are_append_only(databases=["default"])
+        assert error.id == "console.E110" and "console_workflownote_no_update_delete" in error.msg
+        transaction.set_rollback(True)
+    assert check_notes_are_append_only(databases=["default"]) == []
