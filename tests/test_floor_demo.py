@@ -13,10 +13,11 @@ from console.demo import DEMO_NOTE, ensure_demo_note, ensure_demo_users
 from console.models import WorkflowNote
 from recovery.management.commands.wms_demo import STALLED_DEMO_MINUTES
 from recovery.wcs_simulator import WcsSimulator
+from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 
-def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed):  # noqa: F811
+def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas):  # noqa: F811
     call_command("wms_demo")
     (stalled,) = floor.stalled_workflows()
     assert timezone.now() - stalled.job_updated_at >= timedelta(minutes=STALLED_DEMO_MINUTES)
