@@ -10,3 +10,4 @@ class ConsoleConfig(AppConfig):
 
     def ready(self):
         register(check_audit_is_append_only, Tags.database)
+        from console import floor_checks  # noqa: F401  (registers the notes' append-only system check)

@@ -111,42 +111,6 @@ WHERE tgrelid = 'console_repairaudit'::regclass
 """
 
 
-# --- stalled workflows (README: "Notifications") ------------------------------
-# Parameter: %(stalled_before)s, now - STALLED_AFTER_MINUTES. An ACTIVE workflow is stalled when
-# the job of its current step (the first unfinished one) is still active (status 1-3) and has
-# not changed since then. A derived flag, never a workflow status: the decision table leaves
-# these workflows alone. The job is found by its deterministic id TDY-<workflow>-<step>.
-STALLED_WORKFLOWS = f"""
-SELECT w.workflow_id,
-       w.origin,
-       s.step_id,
-       s.step_no,
-       s.tray_code,
-       s.cargo_space_id,
-       s.target_cargo_space_id,
-       j.job_id,
-       j.status AS job_status,
-       j.updated_at AS job_updated_at,
-       (SELECT max(e.received_at)
-        FROM alg.tidy_callback_event AS e
-        WHERE e.workflow_id = w.workflow_id) AS last_callback_at  -- UNIQUE (workflow_id, step_id, job_id, stage)
-FROM alg.tidy_workflow AS w
-JOIN LATERAL (
-    SELECT st.step_id, st.step_no, st.tray_code, st.cargo_space_id, st.target_cargo_space_id
-    FROM alg.tidy_step AS st
-    WHERE st.workflow_id = w.workflow_id                     -- tidy_step_workflow_step_no_key
-      AND st.{OPEN_STEP}
-    ORDER BY st.step_no
-    LIMIT 1
-) AS s ON true
-JOIN mydo_job AS j
-  ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id  -- mydo_job primary key
-WHERE w.status = 'ACTIVE'                                    -- tidy_workflow_status_idx (status, updated_at)
-  AND j.status IN (1, 2, 3)
-  AND j.updated_at < %(stalled_before)s
-ORDER BY j.updated_at, w.workflow_id
-"""
-
 # The notification evaluator runs alone: a transaction-scoped advisory lock, so two clusters'
 # schedules never evaluate at once (the partial unique index is the last line of defence).
 # Parameter: %(key)s, the lock key of console.notifications.evaluate.
@@ -160,4 +124,152 @@ FROM pg_trigger
 WHERE tgrelid = to_regclass('console_notificationacknowledgement')
   AND NOT tgisinternal
   AND tgenabled <> 'D'
+"""
+
+
+
+# --- floor operations: stalled and active workflows, search --------------------------------
+# A workflow's current step is its first unfinished one (lowest step_no); its job is
+# TDY-<workflow>-<step> in mydo_job. Stalled: the workflow is ACTIVE and that job, at status
+# 1, 2 or 3, has not changed (mydo_job.updated_at) since %(stalled_before)s (now minus
+# STALLED_AFTER_MINUTES). A derived flag, never stored (README, "Active and stalled workflows").
+
+CURRENT_STEP_AND_JOB = f"""
+LEFT JOIN LATERAL (
+    SELECT st.step_id, st.step_no, st.status, st.tray_code, st.cargo_space_id, st.target_cargo_space_id
+    FROM alg.tidy_step AS st
+    WHERE st.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+      AND st.{OPEN_STEP}
+    ORDER BY st.step_no
+    LIMIT 1
+) AS s ON true
+LEFT JOIN mydo_job AS j
+  ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id  -- mydo_job_pkey
+"""
+
+# Parameter: %(stalled_before)s. Every stalled workflow, longest unchanged first.
+STALLED_WORKFLOWS = f"""
+SELECT w.workflow_id,
+       w.origin,
+       s.step_id,
+       s.step_no,
+       s.tray_code,
+       s.cargo_space_id,
+       s.target_cargo_space_id,
+       j.job_id,
+       j.status AS job_status,
+       j.updated_at AS job_updated_at,
+       (SELECT max(e.received_at)
+        FROM alg.tidy_callback_event AS e
+        WHERE e.workflow_id = w.workflow_id) AS last_callback_at  -- tidy_callback_event_identity_key
+FROM alg.tidy_workflow AS w
+{CURRENT_STEP_AND_JOB}
+WHERE w.status = 'ACTIVE'                                   -- tidy_workflow_active_idx
+  AND j.status IN (1, 2, 3)
+  AND j.updated_at <= %(stalled_before)s
+ORDER BY j.updated_at, w.workflow_id
+"""
+
+# Parameter: %(stalled_before)s. How many ACTIVE workflows there are, and how many are stalled.
+ACTIVE_COUNTS = f"""
+SELECT count(*) AS active,
+       count(*) FILTER (WHERE j.status IN (1, 2, 3)
+                          AND j.updated_at <= %(stalled_before)s) AS stalled
+FROM alg.tidy_workflow AS w
+{CURRENT_STEP_AND_JOB}
+WHERE w.status = 'ACTIVE'                                   -- tidy_workflow_active_idx
+"""
+
+# The active list: one page of every ACTIVE workflow with its current step, job and the last
+# callback heard, ordered by how long it has gone unchanged (`since`: the job's updated_at, or
+# the workflow's when it has no job), the paused list's keyset cursor over (since, workflow_id).
+# The outer WHERE is assembled by console.floor from the fixed fragments below.
+ACTIVE_PAGE = f"""
+SELECT a.*
+FROM (
+    SELECT w.workflow_id,
+           w.origin,
+           w.created_at,
+           w.updated_at,
+           s.step_id,
+           s.step_no,
+           s.status AS step_status,
+           s.tray_code,
+           s.cargo_space_id,
+           s.target_cargo_space_id,
+           j.job_id,
+           j.status AS job_status,
+           j.created_at AS job_created_at,
+           j.updated_at AS job_updated_at,
+           coalesce(j.updated_at, w.updated_at) AS since,
+           (j.status IN (1, 2, 3) AND j.updated_at <= %(stalled_before)s) IS TRUE AS stalled,
+           greatest(
+               (SELECT max(r.received_at)
+                FROM recovery_callbackreceipt AS r
+                WHERE r.workflow_id = w.workflow_id),       -- callback_receipt_wf_idx
+               (SELECT max(e.received_at)
+                FROM alg.tidy_callback_event AS e
+                WHERE e.workflow_id = w.workflow_id
+                  AND e.step_id = s.step_id)                -- tidy_callback_event_identity_key
+           ) AS last_callback_at
+    FROM alg.tidy_workflow AS w
+    {CURRENT_STEP_AND_JOB}
+    WHERE w.status = 'ACTIVE'                               -- tidy_workflow_active_idx
+) AS a
+WHERE true
+{{where}}
+ORDER BY a.since {{direction}}, a.workflow_id {{direction}}
+LIMIT %(limit)s
+"""
+
+ACTIVE_WHERE_STALLED = "AND a.stalled"
+ACTIVE_WHERE_ORIGIN = "AND a.origin = %(origin)s"
+ACTIVE_WHERE_AFTER_CURSOR = "AND (a.since, a.workflow_id) > (%(cursor_at)s, %(cursor_id)s)"
+ACTIVE_WHERE_BEFORE_CURSOR = "AND (a.since, a.workflow_id) < (%(cursor_at)s, %(cursor_id)s)"
+
+# Search in every status: %(q)s is compared exactly with tray codes, source and target spaces of
+# any step (finished ones included) and locked spaces; %(q_id)s is the workflow id when q is a
+# number; %(job_workflow)s/%(job_step)s the parts of a TDY-<w>-<s> job id. Each branch reads
+# one index; `matched` says which ones hit.
+SEARCH_WORKFLOWS = """
+WITH hits AS (
+    SELECT workflow_id, 'workflow id' AS matched
+    FROM alg.tidy_workflow
+    WHERE workflow_id = %(q_id)s                            -- tidy_workflow_pkey
+    UNION ALL
+    SELECT workflow_id, 'job id'
+    FROM alg.tidy_step
+    WHERE step_id = %(job_step)s                            -- tidy_step_pkey
+      AND workflow_id = %(job_workflow)s
+    UNION ALL
+    SELECT workflow_id, 'tray'
+    FROM alg.tidy_step
+    WHERE tray_code = %(q)s                                 -- tidy_step_tray_code_idx
+    UNION ALL
+    SELECT workflow_id, 'source space'
+    FROM alg.tidy_step
+    WHERE cargo_space_id = %(q)s                            -- tidy_step_cargo_space_id_idx
+    UNION ALL
+    SELECT workflow_id, 'target space'
+    FROM alg.tidy_step
+    WHERE target_cargo_space_id = %(q)s                     -- tidy_step_target_cargo_space_id_idx
+    UNION ALL
+    SELECT workflow_id, 'locked space'
+    FROM alg.tidy_space_lock
+    WHERE cargo_space_id = %(q)s                            -- tidy_space_lock_cargo_space_id_key
+)
+SELECT w.workflow_id,
+       w.status,
+       w.origin,
+       w.pause_reason,
+       w.created_at,
+       w.updated_at,
+       w.completed_at,
+       array_agg(DISTINCT h.matched ORDER BY h.matched) AS matched
+FROM hits AS h
+JOIN alg.tidy_workflow AS w
+  ON w.workflow_id = h.workflow_id
+GROUP BY w.workflow_id
+ORDER BY w.workflow_id DESC
+LIMIT %(limit)s
 """

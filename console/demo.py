@@ -2,6 +2,8 @@
 
 from django.contrib.auth.models import Group, User
 
+from console import floor, notes
+from console.models import WorkflowNote
 from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
 
 DEMO_USERS = (
@@ -21,3 +23,18 @@ def ensure_demo_users() -> list[tuple[str, str, str]]:
         user.save()
         user.groups.set([Group.objects.get(name=role)])
     return list(DEMO_USERS)
+
+
+DEMO_NOTE = "Vehicle 3 stopped with a fault in aisle A01; maintenance called, tray still on the vehicle."
+
+
+def ensure_demo_note() -> WorkflowNote | None:
+    """A shift lead's note on the demo's stalled workflow, so the handover has content.
+    Written once: notes are append-only, so a second start adds nothing."""
+    if WorkflowNote.objects.exists():
+        return None
+    stalled = floor.stalled_workflows()
+    if not stalled:
+        return None
+    lead = User.objects.get(username="shiftlead")
+    return notes.note_create(workflow_id=stalled[0].workflow_id, text=DEMO_NOTE, user=lead)

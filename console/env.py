@@ -64,6 +64,20 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_times(name: str, default: str) -> list[tuple[int, int]]:
+    """A comma-separated list of HH:MM clock times (e.g. shift starts), sorted, at least one."""
+    raw = os.environ.get(name)
+    text = default if raw is None or raw.strip() == "" else raw
+    times = set()
+    for item in text.split(","):
+        hour, sep, minute = item.strip().partition(":")
+        if not (sep and hour.isdigit() and minute.isdigit() and len(minute) == 2 and len(hour) <= 2
+                and int(hour) < 24 and int(minute) < 60):
+            raise ImproperlyConfigured(f"{name} must be comma-separated HH:MM times, got {text!r}")
+        times.add((int(hour), int(minute)))
+    return sorted(times)
+
+
 @dataclass(frozen=True)
 class PostgresUrl:
     name: str

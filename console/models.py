@@ -152,3 +152,24 @@ from console.notifications.models import (  # noqa: E402, F401
     NotificationDeliveryAttempt,
     NotificationThreshold,
 )
+class WorkflowNote(models.Model):
+    """What someone on the floor saw about a workflow ("vehicle 3 fault, maintenance called").
+
+    Append-only in the database itself like RepairAudit (migration 0003 installs the trigger):
+    a note is never edited or deleted; a correction is a new note."""
+
+    TEXT_MAX_LENGTH = 2000
+
+    workflow_id = models.BigIntegerField()
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                             related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["workflow_id", "-at"], name="workflow_note_wf_idx")]
+
+    def __str__(self):
+        return f"note {self.pk} on workflow {self.workflow_id} by {self.username}"

@@ -588,33 +588,3 @@ def flow_health(*, window: timedelta = timedelta(hours=1)) -> FlowHealth:
         series.append((m, a, c))
     return FlowHealth(now=now, window=window, backlog=sum(by_status.values()), backlog_by_status=by_status,
                       oldest_created_at=oldest, arrivals=arrivals, completions=completions, per_minute=series)
-
-
-# --- stalled workflows (README: "Notifications") ------------------------------
-
-
-@dataclass(frozen=True)
-class StalledWorkflow:
-    workflow_id: int
-    origin: str
-    step_id: int
-    step_no: int
-    tray_code: str
-    cargo_space_id: str
-    target_cargo_space_id: str
-    job_id: str
-    job_status: int
-    job_updated_at: datetime
-    last_callback_at: datetime | None
-
-
-def stalled_after() -> timedelta:
-    return timedelta(minutes=settings.STALLED_AFTER_MINUTES)
-
-
-def stalled_workflows(*, now: datetime | None = None) -> list[StalledWorkflow]:
-    """ACTIVE workflows whose current job (status 1-3) has not changed for STALLED_AFTER_MINUTES,
-    the longest-unchanged first; one query."""
-    now = now or timezone.now()
-    rows = _fetch_dicts(console_sql.STALLED_WORKFLOWS, {"stalled_before": now - stalled_after()})
-    return [StalledWorkflow(**r) for r in rows]

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from console import devdb
-from console.env import env_bool, env_int, env_list, env_secret, env_str, parse_database_url
+from console.env import env_bool, env_int, env_list, env_secret, env_str, env_times, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -59,6 +59,10 @@ WCS_CALLBACK_LOCK_TIMEOUT_MS = env_int("WCS_CALLBACK_LOCK_TIMEOUT_MS", 5000, min
 # --- console --------------------------------------------------------------------------------
 # Seconds between live refreshes of the console's lists and health panels.
 CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maximum=300)
+# An ACTIVE workflow whose current job (status 1-3) has not changed for this long is stalled.
+STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1, maximum=7 * 24 * 60)
+# Shift start times (warehouse time): the handover page's shift boundaries.
+SHIFT_STARTS = env_times("SHIFT_STARTS", "06:00,14:00,22:00")
 
 # --- notifications (console/notifications; README "Notifications") -------------------------
 # An ACTIVE workflow whose current job has not changed for this long is stalled.

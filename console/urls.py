@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import views
+from console import floor_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("reason-codes/", views.reason_codes, name="reason-codes"),
     path("recovery/", views.recovery_health, name="recovery-health"),
     path("flow/", views.flow_health, name="flow-health"),
+    path("active/", floor_views.active_workflows, name="active-workflows"),
+    path("search/", floor_views.search, name="search"),
+    path("handover/", floor_views.handover, name="handover"),
+    path("workflows/<int:workflow_id>/notes/", floor_views.note_add, name="workflow-note-add"),
     path("health", views.health, name="health"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -11,7 +11,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
-from console import roles, selectors
+from console import floor, roles, selectors
 from console.charts import bar_chart, line_chart
 from console.evidence_card import build_evidence_card
 from console.forms import LocksForm, PausedListForm
@@ -74,6 +74,8 @@ def dashboard(request):
         "health": selectors.recovery_health(),
         "flow": selectors.flow_health(),
         "catalog": CATALOG,
+        "active_counts": floor.active_counts(),
+        "stalled_after": floor.stalled_after(),
     })
 
 
@@ -140,6 +142,7 @@ def flow_health(request):
     flow = selectors.flow_health()
     return render_page(request, "console/flow.html", "flow-live", {
         "flow": flow,
+        "oldest_job": floor.oldest_tidy_job(),
         "arrivals_chart": bar_chart([(m, a) for m, a, _ in flow.per_minute]),
         "completions_chart": bar_chart([(m, c) for m, _, c in flow.per_minute]),
     })

@@ -621,3 +621,25 @@ RETURNING id
 SET_GENERIC_PLANS = """
 SET plan_cache_mode = force_generic_plan
 """
+
+# --- the demo's stalled workflow (a vehicle fault the simulator leaves alone) -----------------
+
+# Parameters: %(workflow_id)s, %(minutes)s. The job of the workflow's first step last changed
+# that long ago: the job is stalled until someone on the floor looks.
+DEMO_STALL_JOB = """
+UPDATE mydo_job
+SET created_at = now() - make_interval(mins => %(minutes)s + 5),
+    updated_at = now() - make_interval(mins => %(minutes)s)
+WHERE job_id LIKE 'TDY-' || %(workflow_id)s || '-%%'
+"""
+
+# Parameter: %(before)s. Workflows whose active tidy job has not changed since then: the
+# simulator started with --leave-stalled-minutes treats them as a vehicle fault and never drives them.
+SIMULATOR_STALLED_WORKFLOWS = """
+SELECT DISTINCT s.workflow_id
+FROM mydo_job AS j
+JOIN alg.tidy_step AS s
+    ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
+WHERE j.in_or_out = 28
+  AND j.updated_at <= %(before)s
+"""

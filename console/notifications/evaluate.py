@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from console import console_sql, selectors
+from console import console_sql, floor, selectors
 from console.models import CancelProposal
 from console.notifications import messages
 from console.notifications.models import (
@@ -109,7 +109,7 @@ def _paused_causes(now: datetime) -> list[Cause]:
 def _stalled_causes(now: datetime) -> list[Cause]:
     minutes = settings.STALLED_AFTER_MINUTES
     causes = []
-    for s in selectors.stalled_workflows(now=now):
+    for s in floor.stalled_workflows(now=now):
         ctx = {"workflow_id": s.workflow_id, "job_id": s.job_id, "job_status": s.job_status, "minutes": minutes,
                "step_no": s.step_no, "tray_code": s.tray_code, "source": s.cargo_space_id,
                "target": s.target_cargo_space_id}

@@ -181,6 +181,16 @@ class WcsSimulator:
             self.stalled[workflow_id] = now + self.faults.stall_seconds
             log.info("workflow %s: vehicle stopped between steps for %.0f s", workflow_id, self.faults.stall_seconds)
 
+    def leave_stalled(self, *, before) -> list[int]:
+        """Never drive the workflows whose job has not changed since `before` (a vehicle fault:
+        the demo keeps its stalled workflow stalled). Returns their ids."""
+        with connection.cursor() as cursor:
+            cursor.execute(wms_sql.SIMULATOR_STALLED_WORKFLOWS, {"before": before})
+            ids = [row[0] for row in cursor.fetchall()]
+        for workflow_id in ids:
+            self.stalled[workflow_id] = float("inf")
+        return ids
+
     def _chance(self, p: float) -> bool:
         return p > 0 and self.random.random() < p
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
-from console.demo import ensure_demo_users
+from console.demo import ensure_demo_note, ensure_demo_users
 from console.notifications.schedule import ensure_notification_schedule
 from recovery.schedule import ensure_recovery_schedule
 from recovery.schema import missing_tables
@@ -47,6 +47,8 @@ class Command(BaseCommand):
         if demo:
             call_command("wms_demo", "--if-empty")
         credentials = ensure_demo_users() if demo else []
+        if demo:
+            ensure_demo_note()
 
         # Links in notifications point at this server unless CONSOLE_BASE_URL says otherwise.
         os.environ.setdefault("CONSOLE_BASE_URL", f"http://{options['host']}:{options['port']}")
@@ -59,7 +61,9 @@ class Command(BaseCommand):
         }
         if demo and not options["no_simulator"]:
             processes["simulator"] = [*base, "wcs_simulator", "--console-url",
-                                      f"http://{options['host']}:{options['port']}", "--create-workflows"]
+                                      f"http://{options['host']}:{options['port']}", "--create-workflows",
+                                      # the demo's stalled workflow stays stalled (a vehicle fault)
+                                      "--leave-stalled-minutes", str(settings.STALLED_AFTER_MINUTES)]
 
         self.stdout.write(self.style.SUCCESS(
             f"\nTidy Recovery Console on http://{options['host']}:{options['port']}/"))

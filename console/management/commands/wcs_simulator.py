@@ -2,9 +2,11 @@
 
 import signal
 import threading
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from console.simulator.wcs import Faults, SnapshotServer, WcsSimulator, log, run_forever
 
@@ -45,6 +47,9 @@ class Command(BaseCommand):
         faults.add_argument("--stop-between-steps", type=_probability, default=0.0,
                             help="after a finished step the vehicle stops before the next job")
         faults.add_argument("--stall-seconds", type=float, default=10.0)
+        parser.add_argument("--leave-stalled-minutes", type=int, default=0,
+                            help="leave alone the workflows whose job has not changed for this many minutes "
+                                 "when the simulator starts, as a faulted vehicle would (0: drive everything)")
         parser.add_argument("--seed", type=int, default=None, help="random seed (repeatable fault choices)")
         parser.add_argument("--iterations", type=int, default=0, help="stop after N ticks (0: until SIGTERM)")
 
@@ -60,6 +65,10 @@ class Command(BaseCommand):
             faults=Faults(drop_ack=o["drop_ack"], duplicate=o["duplicate"], late=o["late"],
                           late_seconds=o["late_seconds"], stop_between_steps=o["stop_between_steps"],
                           stall_seconds=o["stall_seconds"]))
+        if o["leave_stalled_minutes"] > 0:
+            left = sim.leave_stalled(before=timezone.now() - timedelta(minutes=o["leave_stalled_minutes"]))
+            if left:
+                log.info("leaving stalled workflow(s) %s alone (a vehicle fault)", ", ".join(map(str, left)))
         # Handlers first: a SIGTERM at any moment from here on is a clean stop.
         stop = threading.Event()
 

@@ -17,6 +17,9 @@ DEMO_MIX = {
 }
 PAUSED_REASONS = ("RECOVERY_JOB_MISSING", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
                   "RECOVERY_ACTIVE_EVIDENCE_INVALID")
+# One healthy workflow's job has not moved for this long: the demo's stalled workflow (a
+# vehicle fault; run_console's simulator leaves it alone). Recovery still leaves it running.
+STALLED_DEMO_MINUTES = 95
 RESTING_TRAYS = 180
 SPARE_SPACES = 220
 
@@ -71,7 +74,11 @@ def load_demo() -> dict[str, int]:
                 kw["reason"] = PAUSED_REASONS[i % len(PAUSED_REASONS)]
             if kind == "healthy":
                 kw["job_status"] = 1 + i % 3
-            wh.build(kind, **kw)
+            built = wh.build(kind, **kw)
+            if kind == "healthy" and i == 0:
+                with connection.cursor() as cursor:
+                    cursor.execute(wms_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
+                                                           "minutes": STALLED_DEMO_MINUTES})
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.DEMO_WAREHOUSE_SIZE)
         spaces, trays, stock = cursor.fetchone()

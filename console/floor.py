@@ -1,0 +1,330 @@
+"""Reads for the floor pages: active and stalled workflows, search in every status, the shift
+handover. Plain functions with keyword-only arguments; results as dataclasses.
+
+Stalled is a derived flag (README, "Active and stalled workflows"): an ACTIVE workflow whose current
+step's job, at status 1, 2 or 3, has not changed for STALLED_AFTER_MINUTES. The decision table
+still leaves such a workflow alone; these pages only make it visible.
+"""
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.utils import timezone
+
+from console import console_sql
+from console.selectors import PAGE_SIZE, Cursor, _fetch_dicts
+
+# --- stalled ---------------------------------------------------------------------------------
+
+
+def stalled_after() -> timedelta:
+    return timedelta(minutes=settings.STALLED_AFTER_MINUTES)
+
+
+def stalled_before(now: datetime | None = None) -> datetime:
+    """A job whose updated_at is at or before this instant is stalled."""
+    return (now or timezone.now()) - stalled_after()
+
+
+@dataclass(frozen=True)
+class StalledRow:
+    workflow_id: int
+    origin: str
+    step_id: int
+    step_no: int
+    tray_code: str
+    cargo_space_id: str
+    target_cargo_space_id: str
+    job_id: str
+    job_status: int
+    job_updated_at: datetime
+    last_callback_at: datetime | None
+
+
+def stalled_workflows(*, now: datetime | None = None) -> list[StalledRow]:
+    rows = _fetch_dicts(console_sql.STALLED_WORKFLOWS, {"stalled_before": stalled_before(now)})
+    return [StalledRow(**r) for r in rows]
+
+
+@dataclass(frozen=True)
+class ActiveCounts:
+    active: int
+    stalled: int
+
+
+def active_counts(*, now: datetime | None = None) -> ActiveCounts:
+    (row,) = _fetch_dicts(console_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before(now)})
+    return ActiveCounts(active=row["active"], stalled=row["stalled"])
+
+
+# --- the active list (the paused list's keyset cursor over (since, workflow id)) --------------
+
+
+@dataclass(frozen=True)
+class ActiveFilters:
+    stalled: bool = False
+    origin: str = ""
+    after: Cursor | None = None
+    before: Cursor | None = None
+
+    def params(self, **changes) -> dict[str, str]:
+        """Query parameters of these filters (without the position), with `changes` applied."""
+        values = {"stalled": "1" if self.stalled else "", "origin": self.origin}
+        values.update(changes)
+        return {k: v for k, v in values.items() if v}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.stalled or self.origin)
+
+
+@dataclass(frozen=True)
+class ActiveRow:
+    workflow_id: int
+    origin: str
+    created_at: datetime
+    step_no: int | None
+    step_status: str | None
+    tray_code: str | None
+    cargo_space_id: str | None
+    target_cargo_space_id: str | None
+    job_id: str | None
+    job_status: int | None
+    job_created_at: datetime | None
+    job_updated_at: datetime | None
+    since: datetime
+    stalled: bool
+    last_callback_at: datetime | None
+
+    @property
+    def cursor(self) -> Cursor:
+        return Cursor(self.since, self.workflow_id)
+
+
+@dataclass
+class ActivePage:
+    filters: ActiveFilters
+    rows: list[ActiveRow]
+    counts: ActiveCounts
+    stalled_after: timedelta
+    next_cursor: Cursor | None = None
+    prev_cursor: Cursor | None = None
+
+
+ACTIVE_ROW_FIELDS = tuple(ActiveRow.__dataclass_fields__)
+
+
+def active_workflows_page(*, filters: ActiveFilters, page_size: int = PAGE_SIZE) -> ActivePage:
+    """One page of ACTIVE workflows, longest unchanged first, and the counts: two queries."""
+    now = timezone.now()
+    params = {"stalled_before": stalled_before(now), "limit": page_size + 1}
+    where = []
+    if filters.stalled:
+        where.append(console_sql.ACTIVE_WHERE_STALLED)
+    if filters.origin:
+        where.append(console_sql.ACTIVE_WHERE_ORIGIN)
+        params["origin"] = filters.origin
+    backwards = filters.before is not None and filters.after is None
+    cursor = filters.before if backwards else filters.after
+    if cursor is not None:
+        where.append(console_sql.ACTIVE_WHERE_BEFORE_CURSOR if backwards else console_sql.ACTIVE_WHERE_AFTER_CURSOR)
+        params.update(cursor_at=cursor.paused_since, cursor_id=cursor.workflow_id)
+    sql = console_sql.ACTIVE_PAGE.format(where="\n".join(where), direction="DESC" if backwards else "ASC")
+    fetched = _fetch_dicts(sql, params)
+    more = len(fetched) > page_size
+    fetched = fetched[:page_size]
+    if backwards:
+        fetched.reverse()
+    rows = [ActiveRow(**{k: r[k] for k in ACTIVE_ROW_FIELDS}) for r in fetched]
+    page = ActivePage(filters=filters, rows=rows, counts=active_counts(now=now), stalled_after=stalled_after())
+    if rows:
+        if backwards:
+            page.prev_cursor = rows[0].cursor if more else None
+            page.next_cursor = rows[-1].cursor
+        else:
+            page.next_cursor = rows[-1].cursor if more else None
+            page.prev_cursor = rows[0].cursor if cursor is not None else None
+    return page
+
+
+# --- search in every status ------------------------------------------------------------------
+
+SEARCH_LIMIT = 100
+JOB_ID = re.compile(r"TDY-(\d{1,18})-(\d{1,18})", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    workflow_id: int
+    status: str
+    origin: str
+    pause_reason: str | None
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None
+    matched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    q: str
+    hits: list[SearchHit]
+    truncated: bool  # more than SEARCH_LIMIT workflows matched
+
+    @property
+    def single(self) -> SearchHit | None:
+        return self.hits[0] if len(self.hits) == 1 else None
+
+
+def search_workflows(*, q: str, limit: int = SEARCH_LIMIT) -> SearchResult:
+    """Workflows in any status whose id, job id, tray or space (any step, or a lock) is exactly q."""
+    job = JOB_ID.fullmatch(q)
+    params = {
+        "q": q,
+        "q_id": int(q) if q.isdigit() and len(q) < 19 else None,
+        "job_workflow": int(job.group(1)) if job else None,
+        "job_step": int(job.group(2)) if job else None,
+        "limit": limit + 1,
+    }
+    rows = _fetch_dicts(console_sql.SEARCH_WORKFLOWS, params)
+    hits = [SearchHit(**{**r, "matched": tuple(r["matched"])}) for r in rows[:limit]]
+    return SearchResult(q=q, hits=hits, truncated=len(rows) > limit)
+
+
+# --- shifts (SHIFT_STARTS, warehouse time) ---------------------------------------------------
+
+
+def warehouse_zone() -> ZoneInfo:
+    return ZoneInfo(settings.TIME_ZONE)
+
+
+def shift_starts() -> list[time]:
+    return [time(h, m) for h, m in settings.SHIFT_STARTS]
+
+
+@dataclass(frozen=True)
+class Shift:
+    start: datetime  # aware, warehouse time
+    end: datetime
+
+    @property
+    def param(self) -> str:
+        return self.start.strftime("%Y-%m-%d@%H:%M")
+
+    @property
+    def label(self) -> str:
+        return f"{self.start:%a %d %b %Y, %H:%M} – {self.end:%H:%M}"
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+def _at(day: date, clock: time) -> datetime:
+    return datetime.combine(day, clock, tzinfo=warehouse_zone())
+
+
+def _starts_around(day: date) -> list[datetime]:
+    """Every shift start from the day before `day` to the day after, in order."""
+    return [_at(day + timedelta(days=d), t) for d in (-1, 0, 1) for t in shift_starts()]
+
+
+def shift_at(moment: datetime) -> Shift:
+    """The shift that contains `moment`."""
+    local = moment.astimezone(warehouse_zone())
+    starts = _starts_around(local.date())
+    i = max(i for i, s in enumerate(starts) if s <= local)
+    return Shift(start=starts[i], end=starts[i + 1])
+
+
+def shift_starting(day: date, clock: time) -> Shift:
+    """The shift starting on `day` at `clock`; ValueError when `clock` is not a shift start."""
+    if clock not in shift_starts():
+        raise ValueError(f"{clock:%H:%M} is not a shift start")
+    return shift_at(_at(day, clock))
+
+
+def shift_before(shift: Shift) -> Shift:
+    return shift_at(shift.start - timedelta(seconds=1))
+
+
+def shift_after(shift: Shift) -> Shift:
+    return shift_at(shift.end)
+
+
+# --- the handover ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenPause:
+    workflow_id: int
+    pause_reason: str | None
+    origin: str
+    paused_since: datetime
+
+
+@dataclass
+class Handover:
+    shift: Shift
+    now: datetime
+    paused: list  # RecoveryDecision rows with action PAUSE decided in the shift
+    repairs: list  # RepairAudit rows applied or refused in the shift (stage APPLY)
+    still_open: list[OpenPause]  # paused now, oldest first
+    stalled: list[StalledRow]  # stalled now
+    proposals: list  # CancelProposal rows pending now
+    notes: list  # WorkflowNote rows written in the shift
+    # --- notifications and acknowledgements (design: shift handover) -------------------------
+    # Left for the notifications module: the notifications raised in the shift and the
+    # acknowledgements recorded in it. None: not available in this build (the page says so).
+    notifications: list | None = None
+    acknowledgements: list | None = None
+    stalled_after: timedelta = field(default_factory=stalled_after)
+
+    @property
+    def current(self) -> bool:
+        return self.shift.contains(self.now)
+
+
+def handover(*, shift: Shift) -> Handover:
+    from console.models import CancelProposal, RepairAudit, WorkflowNote
+    from recovery.models import RecoveryDecision, TidyWorkflow
+
+    window = {"gte": shift.start, "lt": shift.end}
+    now = timezone.now()
+    paused = list(RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
+                                                  decided_at__lt=window["lt"]).order_by("decided_at", "pk"))
+    repairs = list(RepairAudit.objects.filter(stage=RepairAudit.Stage.APPLY, at__gte=window["gte"],
+                                              at__lt=window["lt"]).order_by("at", "pk"))
+    still_open = [OpenPause(w.workflow_id, w.pause_reason, w.origin, w.updated_at)
+                  for w in TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
+                  .order_by("updated_at", "workflow_id")]  # tidy_workflow_status_idx
+    proposals = list(CancelProposal.objects.filter(status=CancelProposal.Status.PENDING)
+                     .select_related("proposed_by").order_by("proposed_at"))
+    notes = list(WorkflowNote.objects.filter(at__gte=window["gte"], at__lt=window["lt"]).order_by("at", "pk"))
+    return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
+                    stalled=stalled_workflows(now=now), proposals=proposals, notes=notes)
+
+
+# --- flow health's oldest job ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OldestJob:
+    job_id: str
+    workflow_id: int | None  # None: not a TDY-<workflow>-<step> id
+    created_at: datetime
+
+
+def oldest_tidy_job() -> OldestJob | None:
+    """The oldest active tidy move job and its workflow (what `/flow/`'s oldest age is about)."""
+    from console.selectors import TIDY_MOVE
+    from recovery.models import MydoJob
+
+    job = (MydoJob.objects.filter(in_or_out=TIDY_MOVE).order_by("created_at", "job_id")
+           .values("job_id", "created_at").first())
+    if job is None:
+        return None
+    match = JOB_ID.fullmatch(job["job_id"])
+    return OldestJob(job["job_id"], int(match.group(1)) if match else None, job["created_at"])

@@ -1,0 +1,52 @@
+"""Template helpers of the floor pages: `{% load floor_tags %}`.
+
+`{% workflow_notes workflow.workflow_id %}` renders the notes section of the workflow page
+(the same fragment the note view answers an htmx request with); `active_url` builds the active
+list's URLs like `paused_url` does for the paused list."""
+
+from urllib.parse import urlencode
+
+from django import template
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from console import roles
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def workflow_notes(context, workflow_id):
+    from console.floor_views import notes_context
+
+    request = context.get("request")
+    return render_to_string("console/_notes.html", notes_context(int(workflow_id)), request=request)
+
+
+@register.simple_tag
+def active_url(filters, **changes) -> str:
+    position = {k: v for k, v in changes.items() if k in {"after", "before"} and v}
+    params = filters.params(**{k: v for k, v in changes.items() if k not in {"after", "before"}})
+    params.update(position)
+    query = urlencode(params)
+    return reverse("active-workflows") + (f"?{query}" if query else "")
+
+
+@register.filter
+def may_view(user) -> bool:
+    """Signed in with a console role: the navigation and the search box are offered."""
+    return roles.can_view(user)
+
+
+@register.simple_tag
+def shift_url(shift, fmt: str = "") -> str:
+    params = {"shift": shift.param}
+    if fmt:
+        params["format"] = fmt
+    return reverse("handover") + "?" + urlencode(params)
+
+
+@register.filter
+def may_cancel(user) -> bool:
+    """Shift leads decide cancel proposals: only they are offered the link to one."""
+    return roles.can_cancel(user)

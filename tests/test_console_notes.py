@@ -1,0 +1,127 @@
+"""Workflow notes: any console role adds one (form and htmx), append-only in PostgreSQL itself,
+validated (400 naming the field), 403 and nothing written without a role."""
+
+import pytest
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.urls import reverse
+
+from console.models import WorkflowNote
+from tests.console_personas import personas  # noqa: F401  (fixture)
+from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
+
+
+@pytest.fixture
+def workflow(wms, audit_truncate_allowed, personas):  # noqa: F811
+    return wms.build("healthy")
+
+
+def add_url(workflow) -> str:
+    return reverse("workflow-note-add", args=[workflow.workflow_id])
+
+
+def note_rows() -> list[tuple]:
+    return list(WorkflowNote.objects.order_by("id").values_list("workflow_id", "username", "text"))
+
+
+@pytest.mark.parametrize("who", ["supervisor", "operator", "shiftlead"])
+def test_every_console_role_adds_a_note(workflow, client, personas, who):  # noqa: F811
+    client.force_login(personas[who])
+    response = client.post(add_url(workflow), {"text": "  Vehicle 3 fault, maintenance called.  "})
+    assert response.status_code == 303
+    assert response["Location"] == reverse("workflow-detail", args=[workflow.workflow_id]) + "#notes"
+    assert note_rows() == [(workflow.workflow_id, who, "Vehicle 3 fault, maintenance called.")]
+    page = client.get(reverse("workflow-detail", args=[workflow.workflow_id])).content.decode()
+    assert "Vehicle 3 fault, maintenance called." in page and 'id="notes"' in page
+
+
+def test_htmx_gets_the_notes_section_back(workflow, client, personas):  # noqa: F811
+    client.force_login(personas["operator"])
+    response = client.post(add_url(workflow), {"text": "Tray wedged at A01"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="notes"') and "Tray wedged at A01" in html and "<html" not in html
+
+
+def test_the_longest_note_is_kept_whole(workflow, client, personas):  # noqa: F811
+    client.force_login(personas["supervisor"])
+    text = "x" * 1999 + "\u00e9"
+    assert client.post(add_url(workflow), {"text": text}).status_code == 303
+    assert note_rows()[0][2] == text
+
+
+@pytest.mark.parametrize("text", ["", "   ", "x" * 2001, "null\x00byte", "bell\x07", "esc\x1b[31m"])
+def test_bad_text_is_a_400_naming_the_field_and_writes_nothing(workflow, client, personas, text):  # noqa: F811
+    client.force_login(personas["operator"])
+    response = client.post(add_url(workflow), {"text": text})
+    assert response.status_code == 400
+    assert "text: " in response.content.decode()
+    htmx = client.post(add_url(workflow), {"text": text}, headers={"HX-Request": "true"})
+    assert htmx.status_code == 200 and 'id="note-error"' in htmx.content.decode()
+    assert note_rows() == []
+
+
+def test_newlines_and_tabs_are_kept(workflow, client, personas):  # noqa: F811
+    client.force_login(personas["operator"])
+    assert client.post(add_url(workflow), {"text": "line one\r\n\tline two"}).status_code == 303
+    assert note_rows()[0][2] == "line one\r\n\tline two"
+
+
+def test_users_without_a_role_get_403_and_nothing_is_written(workflow, client, personas):  # noqa: F811
+    assert client.post(add_url(workflow), {"text": "anonymous"}).status_code == 302
+    client.force_login(personas["norole"])
+    assert client.post(add_url(workflow), {"text": "no role here"}).status_code == 403
+    assert note_rows() == []
+
+
+def test_get_is_refused_and_an_unknown_workflow_is_404(workflow, client, personas):  # noqa: F811
+    client.force_login(personas["operator"])
+    assert client.get(add_url(workflow)).status_code == 405
+    assert client.post(reverse("workflow-note-add", args=[999999]), {"text": "lost"}).status_code == 404
+    assert note_rows() == []
+
+
+def test_a_user_without_a_role_sees_neither_the_notes_nor_the_form(workflow, client, personas):  # noqa: F811
+    client.force_login(personas["operator"])
+    client.post(add_url(workflow), {"text": "for the floor only"})
+    client.force_login(personas["norole"])
+    response = client.get(reverse("workflow-detail", args=[workflow.workflow_id]))
+    html = response.content.decode()
+    assert response.status_code == 403 and "Add a note" not in html and "for the floor only" not in html
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE console_workflownote SET text = 'changed'",
+    "DELETE FROM console_workflownote",
+    "TRUNCATE console_workflownote",
+])
+def test_postgresql_refuses_to_change_or_remove_a_note(workflow, client, personas, statement):  # noqa: F811
+    client.force_login(personas["operator"])
+    client.post(add_url(workflow), {"text": "kept forever"})
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(statement)
+    note = WorkflowNote.objects.get()
+    note.text = "edited through the ORM"
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        note.save()
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        note.delete()
+    assert note_rows() == [(workflow.workflow_id, "operator", "kept forever")]
+
+
+def test_the_database_refuses_an_empty_or_overlong_note(workflow, personas):  # noqa: F811
+    for text in ("", "y" * 2001):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            WorkflowNote.objects.create(workflow_id=workflow.workflow_id, username="x", text=text)
+
+
+def test_the_system_check_reports_a_disabled_note_trigger(workflow):
+    from console.floor_checks import check_notes_are_append_only
+
+    assert check_notes_are_append_only(databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE console_workflownote DISABLE TRIGGER console_workflownote_no_update_delete")
+        (error,) = check_notes_are_append_only(databases=["default"])
+        assert error.id == "console.E110" and "console_workflownote_no_update_delete" in error.msg
+        transaction.set_rollback(True)
+    assert check_notes_are_append_only(databases=["default"]) == []

@@ -1,0 +1,102 @@
+"""/search/: every status, by workflow id, job id, tray and space; a single match opens the
+workflow; bad input is a 400 naming the field; the box is in every page's navigation."""
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from console.floor import search_workflows
+from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
+
+SEARCH = reverse("search")
+
+
+@pytest.fixture
+def history(wms):
+    made = {"active": wms.build("healthy"), "paused": wms.build("paused"), "completed": wms.build("completed")}
+    # A cancelled workflow whose steps are finished and whose locks are gone.
+    cancelled = wms.build("healthy")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE alg.tidy_workflow SET status = 'CANCELLED' WHERE workflow_id = %s",
+                       [cancelled.workflow_id])
+        cursor.execute("UPDATE alg.tidy_step SET status = 'CANCELLED' WHERE workflow_id = %s",
+                       [cancelled.workflow_id])
+        cursor.execute("DELETE FROM alg.tidy_space_lock WHERE workflow_id = %s", [cancelled.workflow_id])
+    made["cancelled"] = cancelled
+    return made
+
+
+def found(q: str) -> list[int]:
+    return [h.workflow_id for h in search_workflows(q=q).hits]
+
+
+@pytest.mark.parametrize("kind", ["active", "paused", "completed", "cancelled"])
+def test_it_finds_every_status_by_id_job_tray_and_space(history, kind):
+    built = history[kind]
+    mv = built.moves[1]
+    job = f"TDY-{built.workflow_id}-{built.step_ids[1]}"
+    for q in (str(built.workflow_id), job, job.lower(), mv.tray_code, mv.source, mv.target):
+        assert found(q) == [built.workflow_id], (kind, q)
+
+
+def test_it_says_how_each_workflow_matched(history):
+    built = history["paused"]
+    (hit,) = search_workflows(q=built.moves[0].source).hits
+    assert hit.matched == ("locked space", "source space") and hit.status == "PAUSED_RECOVERY"
+
+
+def test_it_lists_every_workflow_a_space_has_seen_newest_first(history, wms):
+    space = history["completed"].moves[0].source
+    again = wms.workflow(moves=[wms.move()], step_statuses=["COMPLETED"], status="COMPLETED", lock=False)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE alg.tidy_step SET target_cargo_space_id = %s WHERE workflow_id = %s",
+                       [space, again.workflow_id])
+    assert found(space) == [again.workflow_id, history["completed"].workflow_id]
+    assert found("NO-SUCH-CODE") == [] and found("TDY-1-999999") == []
+
+
+def test_a_scan_matching_one_workflow_opens_it(history, supervisor_client):  # noqa: F811
+    built = history["completed"]
+    response = supervisor_client.get(SEARCH, {"q": f"  {built.moves[0].tray_code} "})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("workflow-detail", args=[built.workflow_id])
+
+
+def test_several_matches_are_listed_with_their_status(history, wms, supervisor_client):  # noqa: F811
+    tray = history["completed"].moves[0].tray_code
+    other = wms.workflow(moves=[wms.move()], step_statuses=["DISPATCHED"])
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE alg.tidy_step SET tray_code = %s WHERE workflow_id = %s", [tray, other.workflow_id])
+    response = supervisor_client.get(SEARCH, {"q": tray})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'href="/workflows/{other.workflow_id}/"' in html
+    assert f'href="/workflows/{history["completed"].workflow_id}/"' in html
+    assert "status-completed" in html and "status-active" in html
+
+
+def test_nothing_found_says_so(history, supervisor_client):  # noqa: F811
+    response = supervisor_client.get(SEARCH, {"q": "NOPE"})
+    assert response.status_code == 200 and "No workflow in any status matches" in response.content.decode()
+
+
+@pytest.mark.parametrize("q", ["T0\x001", "x" * 101, "A01\x07", "tab\there", "line\nbreak"])
+def test_bad_input_is_a_400_naming_the_field(history, supervisor_client, q):  # noqa: F811
+    response = supervisor_client.get(SEARCH, {"q": q})
+    assert response.status_code == 400
+    assert "q: " in response.content.decode()
+
+
+def test_the_search_box_is_in_the_navigation_of_every_page(history, supervisor_client):  # noqa: F811
+    for name in ("dashboard", "paused-workflows", "active-workflows", "locks", "handover"):
+        html = supervisor_client.get(reverse(name)).content.decode()
+        assert '<form class="navsearch" role="search" method="get" action="/search/">' in html, name
+
+
+def test_it_refuses_users_without_a_role(history, client, personas):  # noqa: F811
+    assert client.get(SEARCH, {"q": "1"}).status_code == 302
+    client.force_login(personas["norole"])
+    response = client.get(SEARCH, {"q": str(history["active"].workflow_id)})
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "navsearch" not in html and 'href="/paused/"' not in html

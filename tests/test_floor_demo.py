@@ -1,0 +1,41 @@
+"""The demo shows the floor pages with content: one stalled workflow (which the simulator
+leaves alone, as a faulted vehicle would) and a shift lead's note in the current handover."""
+
+import time
+from datetime import timedelta
+
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from console import floor
+from console.demo import DEMO_NOTE, ensure_demo_note, ensure_demo_users
+from console.models import WorkflowNote
+from recovery.management.commands.wms_demo import STALLED_DEMO_MINUTES
+from recovery.wcs_simulator import WcsSimulator
+from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
+from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
+
+
+def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas):  # noqa: F811
+    call_command("wms_demo")
+    (stalled,) = floor.stalled_workflows()
+    assert timezone.now() - stalled.job_updated_at >= timedelta(minutes=STALLED_DEMO_MINUTES)
+    ensure_demo_users()
+    note = ensure_demo_note()
+    assert (note.workflow_id, note.username, note.text) == (stalled.workflow_id, "shiftlead", DEMO_NOTE)
+    assert ensure_demo_note() is None and WorkflowNote.objects.count() == 1  # a restart adds nothing
+    report = floor.handover(shift=floor.shift_at(timezone.now()))
+    assert [n.text for n in report.notes] == [DEMO_NOTE]
+    assert [s.workflow_id for s in report.stalled] == [stalled.workflow_id]
+
+
+def test_the_simulator_leaves_a_stalled_workflow_alone_when_told(wms):
+    built = wms.build("healthy", job_status=2)
+    sim = WcsSimulator(console_url="http://127.0.0.1:9", token="unused")
+    assert sim._next_job(time.monotonic())[2] == built.workflow_id
+    assert sim.leave_stalled(before=timezone.now() - timedelta(minutes=15)) == []  # it just moved
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE mydo_job SET updated_at = now() - interval '20 minutes'")
+    assert sim.leave_stalled(before=timezone.now() - timedelta(minutes=15)) == [built.workflow_id]
+    assert sim._next_job(time.monotonic()) is None
