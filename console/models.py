@@ -143,15 +143,6 @@ class RepairAudit(models.Model):
         return self.outcome.split(":", 1)[1] if self.outcome.startswith("REFUSED:") else ""
 
 
-# The notification tables live beside their code; importing them here registers them with the
-# console app (migration console 0003).
-from console.notifications.models import (  # noqa: E402, F401
-    Notification,
-    NotificationAcknowledgement,
-    NotificationDelivery,
-    NotificationDeliveryAttempt,
-    NotificationThreshold,
-)
 class WorkflowNote(models.Model):
     """What someone on the floor saw about a workflow ("vehicle 3 fault, maintenance called").
 
@@ -173,3 +164,14 @@ class WorkflowNote(models.Model):
 
     def __str__(self):
         return f"note {self.pk} on workflow {self.workflow_id} by {self.username}"
+
+
+# The notification tables live beside their code; importing them here registers them with the
+# console app (migration console 0003).
+from console.notifications.models import (  # noqa: E402, F401
+    Notification,
+    NotificationAcknowledgement,
+    NotificationDelivery,
+    NotificationDeliveryAttempt,
+    NotificationThreshold,
+)

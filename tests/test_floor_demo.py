@@ -11,8 +11,8 @@ from django.utils import timezone
 from console import floor
 from console.demo import DEMO_NOTE, ensure_demo_note, ensure_demo_users
 from console.models import WorkflowNote
+from console.simulator.wcs import WcsSimulator
 from recovery.management.commands.wms_demo import STALLED_DEMO_MINUTES
-from recovery.wcs_simulator import WcsSimulator
 from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
