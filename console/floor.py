@@ -275,11 +275,8 @@ class Handover:
     stalled: list[StalledRow]  # stalled now
     proposals: list  # CancelProposal rows pending now
     notes: list  # WorkflowNote rows written in the shift
-    # --- notifications and acknowledgements (design: shift handover) -------------------------
-    # Left for the notifications module: the notifications raised in the shift and the
-    # acknowledgements recorded in it. None: not available in this build (the page says so).
-    notifications: list | None = None
-    acknowledgements: list | None = None
+    notifications: list  # Notification rows opened in the shift
+    acknowledgements: list  # NotificationAcknowledgement rows recorded in the shift
     stalled_after: timedelta = field(default_factory=stalled_after)
 
     @property
@@ -288,7 +285,7 @@ class Handover:
 
 
 def handover(*, shift: Shift) -> Handover:
-    from console.models import CancelProposal, RepairAudit, WorkflowNote
+    from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
     from recovery.models import RecoveryDecision, TidyWorkflow
 
     window = {"gte": shift.start, "lt": shift.end}
@@ -303,8 +300,13 @@ def handover(*, shift: Shift) -> Handover:
     proposals = list(CancelProposal.objects.filter(status=CancelProposal.Status.PENDING)
                      .select_related("proposed_by").order_by("proposed_at"))
     notes = list(WorkflowNote.objects.filter(at__gte=window["gte"], at__lt=window["lt"]).order_by("at", "pk"))
+    notifications = list(Notification.objects.filter(opened_at__gte=window["gte"], opened_at__lt=window["lt"])
+                         .order_by("opened_at", "pk"))
+    acknowledgements = list(NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
+                            .select_related("notification").order_by("at", "pk"))
     return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
-                    stalled=stalled_workflows(now=now), proposals=proposals, notes=notes)
+                    stalled=stalled_workflows(now=now), proposals=proposals, notes=notes,
+                    notifications=notifications, acknowledgements=acknowledgements)
 
 
 # --- flow health's oldest job ----------------------------------------------------------------

@@ -98,7 +98,12 @@ def handover_rows(report: floor.Handover):
                p.reason_code, p.reason_text)
     for n in report.notes:
         yield ("note", n.at.isoformat(), n.workflow_id, n.username, "note", n.text)
-    # --- notifications and acknowledgements: rows added with the notifications module -------
+    for n in report.notifications:
+        yield ("notification", n.opened_at.isoformat(), n.workflow_id or "", n.severity, n.event,
+               f"{n.state}: {n.subject}")
+    for a in report.acknowledgements:
+        yield ("acknowledged", a.at.isoformat(), a.notification.workflow_id or "", a.username,
+               a.notification.event, a.notification.subject)
 
 
 def handover_csv(report: floor.Handover) -> StreamingHttpResponse:

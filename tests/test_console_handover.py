@@ -78,7 +78,7 @@ def test_it_holds_what_happened_from_the_first_to_the_last_second_of_the_shift(s
     assert [d.workflow_id for d in before.paused] == [101] and [n.text for n in before.notes] == ["note 1"]
     after = floor.handover(shift=floor.shift_after(shift_history))
     assert [n.text for n in after.notes] == ["note 4"]
-    assert report.notifications is None and report.acknowledgements is None
+    assert report.notifications == [] and report.acknowledgements == []
 
 
 def test_the_page_shows_the_chosen_shift(shift_history, client, personas):  # noqa: F811
@@ -172,3 +172,25 @@ def test_it_refuses_users_without_a_role(wms, personas, client):  # noqa: F811
     assert client.get(HANDOVER).status_code == 403
     assert client.get(HANDOVER, {"format": "csv"}).status_code == 403
     assert not User.objects.get(username="norole").groups.exists()
+
+
+def test_the_shift_lists_notifications_raised_and_acknowledged_in_it(floor_now, client, personas):  # noqa: F811
+    from console.models import Notification, NotificationAcknowledgement
+
+    now = timezone.now()
+    raised = Notification.objects.create(event="stalled", dedup_key="stalled:7", subject="Workflow 7 stalled",
+                                         workflow_id=7, url_path="/workflows/7/", opened_at=now, last_seen_at=now)
+    NotificationAcknowledgement.objects.create(notification=raised, user=personas["operator"], username="operator")
+    earlier = now - timedelta(days=2)
+    Notification.objects.create(event="recovery_stale", dedup_key="recovery_stale", subject="old shift's",
+                                url_path="/recovery/", opened_at=earlier, last_seen_at=earlier)
+
+    report = floor.handover(shift=floor.shift_at(now))
+    assert [n.subject for n in report.notifications] == ["Workflow 7 stalled"]
+    assert [(a.username, a.notification_id) for a in report.acknowledgements] == [("operator", raised.pk)]
+    client.force_login(personas["supervisor"])
+    html = client.get(HANDOVER).content.decode()
+    assert "Workflow 7 stalled" in html and "old shift&#x27;s" not in html and "old shift's" not in html
+    rows = list(csv.reader(io.StringIO(b"".join(client.get(HANDOVER, {"format": "csv"}).streaming_content).decode())))
+    assert [r[0] for r in rows[1:]][-2:] == ["notification", "acknowledged"]
+    assert rows[-1][3] == "operator" and rows[-2][4] == "stalled"
