@@ -66,7 +66,7 @@ SELECT 'TDY-' || g || '-' || (2 * g - 1), 28, 3, 'CT-' || g, 'CS-' || g, 'CD-' |
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 """
 
-# Every check counts violations over the seeded range; all must be zero.
+# Every check counts violations over the workflows it created; all must be zero.
 CHECKS = {
     "workflows whose first job was archived other than once": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g

@@ -516,7 +516,7 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     )
 
 
-# --- flow health (seed 003: queue sizing) ----------------------------------------------------
+# --- flow health: is the tidy queue draining? (backlog, arrivals vs completions) -------------
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The recovery schedule, declared in one place and idempotently (design §7)."""
+"""The recovery schedule, declared in one place and idempotently (docs/architecture.md §7)."""
 
 from django_q.models import Schedule
 
