@@ -13,6 +13,7 @@ from django.utils import timezone
 from console import console_sql
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
+    CallbackReceipt,
     MydoJob,
     MydoJobFinish,
     RecoveryCycle,
@@ -457,7 +458,7 @@ class WorkflowDetail:
     timeline: list[TimelineStep]
     locks: list[LockRow]
     events: list[TidyCallbackEvent]
-    receipts: list | None  # None: the console-owned callback receipt model does not exist yet
+    receipts: list
     decisions: list[RecoveryDecision]
     pause_decision: RecoveryDecision | None
     evidence_now: TidyRecoveryEvidence | None
@@ -466,13 +467,6 @@ class WorkflowDetail:
     @property
     def paused(self) -> bool:
         return self.workflow.status == PAUSED
-
-
-def callback_receipt_model():
-    """The console-owned record of every received callback (refused ones included), if present."""
-    from recovery import models
-
-    return getattr(models, "CallbackReceipt", None)
 
 
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
@@ -496,10 +490,8 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     locks = _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=workflow_id)
                             .order_by("cargo_space_id").values(*LOCK_FIELDS)))
 
-    model = callback_receipt_model()
-    receipts = None
-    if model is not None:
-        receipts = list(model.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
+    # Every callback received, refused ones included: evidence a supervisor reads beside the steps.
+    receipts = list(CallbackReceipt.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
 
     decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
