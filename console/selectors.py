@@ -8,11 +8,14 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Min, Q, Value
+from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console import console_sql
+from console.reason_codes import REASON_ORDER
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
+    BasCargoSpace,
     CallbackReceipt,
     MydoJob,
     MydoJobFinish,
@@ -264,8 +267,6 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
         return sum(g["n"] for g in groups if g[facet] == value
                    and all(not sel or g[other] == sel for other, sel in selected.items() if other != facet))
 
-    from console.reason_codes import REASON_ORDER
-
     known = [r.value for r in REASON_ORDER]
     reasons = known + sorted({g["reason"] for g in groups} - set(known))
     facets = {
@@ -386,8 +387,6 @@ def _lock_rows(locks: list[dict]) -> list[LockRow]:
 
 
 def _space_rows(spaces: list[str]):
-    from recovery.models import BasCargoSpace
-
     return BasCargoSpace.objects.filter(cargo_space_id__in=spaces).values("cargo_space_id", "tray_code")
 
 
@@ -561,8 +560,6 @@ def flow_health(*, window: timedelta = timedelta(hours=1)) -> FlowHealth:
     oldest = active.aggregate(oldest=Min("created_at"))["oldest"]
     # mydo_job_finish_finished_at_idx: a job created in the window also finished in it.
     finished = MydoJobFinish.objects.filter(in_or_out=TIDY_MOVE, finished_at__gte=since)
-    from django.db.models.functions import TruncMinute
-
     minutes: dict[datetime, list[int]] = defaultdict(lambda: [0, 0])
     arrived = (active.filter(created_at__gte=since), finished.filter(created_at__gte=since))
     for qs in arrived:

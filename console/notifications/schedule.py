@@ -1,13 +1,14 @@
 """The notification schedule, declared in one place and idempotently (like recovery's)."""
 
+from django_q.models import Schedule
+
 SCHEDULE_NAME = "tidy-notifications"
 TASK_FUNC = "console.notifications.tasks.run_notifications"
 
 
 def ensure_notification_schedule(schedule_model=None):
     """Create or correct the one schedule row that evaluates and delivers every minute."""
-    if schedule_model is None:
-        from django_q.models import Schedule as schedule_model
+    schedule_model = schedule_model or Schedule
     rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
     for extra in rows[1:]:
         extra.delete()

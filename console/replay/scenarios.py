@@ -8,13 +8,17 @@ ScenarioContext; failed checks fail the scenario, an exception fails it with the
 import time
 from dataclasses import dataclass
 
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django_q.models import Schedule
 
+from console import repair
 from console.console_sql import AUDIT_TABLE_EXISTS
+from console.models import RepairAction, RepairAudit
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
+from console.roles import OPERATOR
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
@@ -556,11 +560,6 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
 
 
 def _repair_unavailable() -> str | None:
-    try:
-        from console import repair  # noqa: F401
-        from console.models import RepairAudit  # noqa: F401
-    except ImportError as exc:
-        return f"the repair service is not available ({exc})"
     with connection.cursor() as cursor:
         cursor.execute(AUDIT_TABLE_EXISTS)
         if not cursor.fetchone()[0]:
@@ -569,12 +568,6 @@ def _repair_unavailable() -> str | None:
 
 
 def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
-    from django.contrib.auth.models import Group, User
-
-    from console import repair
-    from console.models import RepairAction, RepairAudit
-    from console.roles import OPERATOR
-
     ctx.ensure_wms()
     created = ctx.create_workflow(steps=2)
     _stop_wms(ctx)
