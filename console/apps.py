@@ -2,6 +2,7 @@ from django.apps import AppConfig
 from django.core.checks import Tags, register
 
 from console.checks import check_audit_is_append_only
+from console.notifications.checks import check_acknowledgements_are_append_only
 
 
 class ConsoleConfig(AppConfig):
@@ -10,3 +11,4 @@ class ConsoleConfig(AppConfig):
 
     def ready(self):
         register(check_audit_is_append_only, Tags.database)
+        register(check_acknowledgements_are_append_only, Tags.database)

@@ -1,6 +1,7 @@
-"""System check: acknowledgements stay append-only (migration console 0003's triggers)."""
+"""System check: acknowledgements stay append-only (migration console 0003's triggers).
+ConsoleConfig.ready() registers it."""
 
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error
 from django.db.utils import DatabaseError
 
 from console import console_sql
@@ -10,7 +11,6 @@ TRIGGERS = ("console_notificationacknowledgement_no_update_delete",
             "console_notificationacknowledgement_no_truncate")
 
 
-@register(Tags.database)
 def check_acknowledgements_are_append_only(app_configs=None, databases=None, **kwargs):
     if not databases or "default" not in databases:
         return []
