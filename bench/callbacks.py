@@ -35,6 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench._setup import django_on_private_database, stop_private_database  # noqa: E402
 
+# The console's journals the benchmark empties between runs (the WMS tables: truncate_wms_tables).
+TRUNCATE_CONSOLE_JOURNALS = "TRUNCATE recovery_callbackreceipt, recovery_outboundhttprequest"
+
+# How the callbacks were answered, for the summary line.
+RECEIPTS_BY_OUTCOME = "SELECT outcome, count(*) FROM recovery_callbackreceipt GROUP BY outcome ORDER BY 1"
+
 # Workflow g: step 2g-1 (tray CT-g, CS-g -> CD-g, DISPATCHED, job executing) and step 2g
 # (tray CU-g, CE-g -> CF-g, PENDING); four locks; three stock rows per tray.
 SEED_SQL = """
@@ -66,7 +72,7 @@ SELECT 'TDY-' || g || '-' || (2 * g - 1), 28, 3, 'CT-' || g, 'CS-' || g, 'CD-' |
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 """
 
-# Every check counts violations over the seeded range; all must be zero.
+# Every check counts violations over the workflows it created; all must be zero.
 CHECKS = {
     "workflows whose first job was archived other than once": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
@@ -115,7 +121,7 @@ def reset() -> None:
 
     truncate_wms_tables()
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE recovery_callbackreceipt, recovery_outboundhttprequest")
+        cursor.execute(TRUNCATE_CONSOLE_JOURNALS)
 
 
 def free_port() -> int:
@@ -324,7 +330,7 @@ def main() -> int:
                 bad = cursor.fetchone()[0]
                 failures += bool(bad)
                 print(f"  {'ok ' if not bad else 'BAD'} {name}: {bad}")
-            cursor.execute("SELECT outcome, count(*) FROM recovery_callbackreceipt GROUP BY outcome ORDER BY 1")
+            cursor.execute(RECEIPTS_BY_OUTCOME)
             print(f"  receipts: {dict(cursor.fetchall())}")
     finally:
         server.terminate()

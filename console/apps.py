@@ -2,6 +2,8 @@ from django.apps import AppConfig
 from django.core.checks import Tags, register
 
 from console.checks import check_audit_is_append_only
+from console.floor_checks import check_notes_are_append_only
+from console.notifications.checks import check_acknowledgements_are_append_only
 
 
 class ConsoleConfig(AppConfig):
@@ -10,4 +12,5 @@ class ConsoleConfig(AppConfig):
 
     def ready(self):
         register(check_audit_is_append_only, Tags.database)
-        from console import floor_checks  # noqa: F401  (registers the notes' append-only system check)
+        register(check_acknowledgements_are_append_only, Tags.database)
+        register(check_notes_are_append_only, Tags.database)

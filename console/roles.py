@@ -1,4 +1,4 @@
-"""The console's roles (design §6), as Django groups created by a migration.
+"""The console's roles (docs/architecture.md §11), as Django groups created by a migration.
 
 supervisor: sees everything, changes nothing; operator: may also re-check, re-issue and
 reconcile; shift lead: may also propose and approve cancel-and-release (four eyes).

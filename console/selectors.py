@@ -8,11 +8,15 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Min, Q, Value
+from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console import console_sql
+from console.reason_codes import REASON_ORDER
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
+    BasCargoSpace,
+    CallbackReceipt,
     MydoJob,
     MydoJobFinish,
     RecoveryCycle,
@@ -263,8 +267,6 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
         return sum(g["n"] for g in groups if g[facet] == value
                    and all(not sel or g[other] == sel for other, sel in selected.items() if other != facet))
 
-    from console.reason_codes import REASON_ORDER
-
     known = [r.value for r in REASON_ORDER]
     reasons = known + sorted({g["reason"] for g in groups} - set(known))
     facets = {
@@ -385,8 +387,6 @@ def _lock_rows(locks: list[dict]) -> list[LockRow]:
 
 
 def _space_rows(spaces: list[str]):
-    from recovery.models import BasCargoSpace
-
     return BasCargoSpace.objects.filter(cargo_space_id__in=spaces).values("cargo_space_id", "tray_code")
 
 
@@ -457,7 +457,7 @@ class WorkflowDetail:
     timeline: list[TimelineStep]
     locks: list[LockRow]
     events: list[TidyCallbackEvent]
-    receipts: list | None  # None: the console-owned callback receipt model does not exist yet
+    receipts: list
     decisions: list[RecoveryDecision]
     pause_decision: RecoveryDecision | None
     evidence_now: TidyRecoveryEvidence | None
@@ -466,13 +466,6 @@ class WorkflowDetail:
     @property
     def paused(self) -> bool:
         return self.workflow.status == PAUSED
-
-
-def callback_receipt_model():
-    """The console-owned record of every received callback (refused ones included), if present."""
-    from recovery import models
-
-    return getattr(models, "CallbackReceipt", None)
 
 
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
@@ -496,10 +489,8 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     locks = _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=workflow_id)
                             .order_by("cargo_space_id").values(*LOCK_FIELDS)))
 
-    model = callback_receipt_model()
-    receipts = None
-    if model is not None:
-        receipts = list(model.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
+    # Every callback received, refused ones included: evidence a supervisor reads beside the steps.
+    receipts = list(CallbackReceipt.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
 
     decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
@@ -516,7 +507,7 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     )
 
 
-# --- flow health (seed 003: queue sizing) ----------------------------------------------------
+# --- flow health: is the tidy queue draining? (backlog, arrivals vs completions) -------------
 
 
 @dataclass(frozen=True)
@@ -569,8 +560,6 @@ def flow_health(*, window: timedelta = timedelta(hours=1)) -> FlowHealth:
     oldest = active.aggregate(oldest=Min("created_at"))["oldest"]
     # mydo_job_finish_finished_at_idx: a job created in the window also finished in it.
     finished = MydoJobFinish.objects.filter(in_or_out=TIDY_MOVE, finished_at__gte=since)
-    from django.db.models.functions import TruncMinute
-
     minutes: dict[datetime, list[int]] = defaultdict(lambda: [0, 0])
     arrived = (active.filter(created_at__gte=since), finished.filter(created_at__gte=since))
     for qs in arrived:

@@ -165,7 +165,7 @@ WHITENOISE_USE_FINDERS = True
 
 # --- django-q2 ------------------------------------------------------------------------------
 # A runner task lives at most RECOVERY_RUNNER_SECONDS; keep retry > timeout > a runner's life
-# (design §7) so a running task is never redelivered while it still runs.
+# (docs/architecture.md §7) so a running task is never redelivered while it still runs.
 RECOVERY_RUNNER_SECONDS = 55
 Q_CLUSTER = {
     "name": "tidy-recovery",

@@ -18,12 +18,10 @@ from console.forms import LocksForm, PausedListForm
 from console.reason_codes import CATALOG, REASON_ORDER, Correction
 from console.repair.selectors import repair_panel
 
-# Live pages poll every CONSOLE_REFRESH_SECONDS (a setting; 10 s unless configured).
-DEFAULT_REFRESH_SECONDS = 10
-
 
 def refresh_seconds() -> int:
-    return int(getattr(settings, "CONSOLE_REFRESH_SECONDS", DEFAULT_REFRESH_SECONDS))
+    """Live pages poll every CONSOLE_REFRESH_SECONDS (settings.py reads it, 10 s by default)."""
+    return settings.CONSOLE_REFRESH_SECONDS
 
 
 def console_page(view):

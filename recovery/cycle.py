@@ -1,5 +1,5 @@
 """One recovery cycle: classify every active workflow with one query, then reconcile only the
-workflows whose decision changes state, each in its own short transaction (design §5)."""
+workflows whose decision changes state, each in its own short transaction (docs/architecture.md §6)."""
 
 import logging
 import os

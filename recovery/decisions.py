@@ -1,6 +1,6 @@
-"""decide(evidence) -> Decision: the seed's recovery decision table as a pure function.
+"""decide(evidence) -> Decision: the recovery decision table as a pure function.
 
-Precedence follows the seed's table, with the cases it leaves open settled by design §4. Every
+Precedence, and the cases settled so every input has one answer: docs/architecture.md §5. Every
 input gets exactly one decision; each decision names the rule that produced it so the console
 can tie a pause reason to the evidence fields behind it.
 """
@@ -26,7 +26,7 @@ class Reason(StrEnum):
 
 
 class Rule(StrEnum):
-    """One value per row of the decision table (and per design §4 clarification)."""
+    """One value per row of the decision table (docs/architecture.md §5 lists them in order)."""
 
     NOT_ACTIVE = "workflow-not-active"
     ALL_STEPS_COMPLETED = "all-steps-completed"

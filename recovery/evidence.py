@@ -1,6 +1,6 @@
-"""TidyRecoveryEvidence: the immutable recovery projection of one workflow (seed 000).
+"""TidyRecoveryEvidence: the immutable recovery projection of one workflow (docs/architecture.md §4).
 
-It carries data only, plus the design §4 evidence terms as derived properties; the decision
+It carries data only, plus the evidence terms (docs/architecture.md §4) as derived properties; the decision
 logic lives in `recovery.decisions`.
 """
 
@@ -78,7 +78,7 @@ class TidyRecoveryEvidence:
     target_exists: bool
     target_tray_code: str | None
 
-    # --- design §4 evidence terms -------------------------------------------------------------
+    # --- the evidence terms (docs/architecture.md §4) ------------------------------------------
 
     @property
     def expected_job_id(self) -> str | None:
@@ -116,7 +116,7 @@ class TidyRecoveryEvidence:
         )
 
     def job_matches(self, job: JobEvidence) -> bool:
-        """match (design §4): job_id, in_or_out = 28, tray, source and target equal the step's."""
+        """match (docs/architecture.md §4): job_id, in_or_out = 28, tray, source and target equal the step's."""
         step = self.step
         return (
             step is not None

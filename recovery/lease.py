@@ -1,4 +1,4 @@
-"""A PostgreSQL advisory-lock lease: only one recovery runner loops at a time (design §7).
+"""A PostgreSQL advisory-lock lease: only one recovery runner loops at a time (docs/architecture.md §7).
 
 The lease lives on its own connection, not Django's: Django may close or replace its
 connection (health checks, our reset after a failure), which would silently drop a session

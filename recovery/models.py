@@ -1,12 +1,12 @@
 """Models: the WMS tables (owned by the WMS, unmanaged) and the recovery journal (ours).
 
-The WMS models declare every contract column of design §3 so the console can read them with
-the ORM; all recovery mutations go through raw SQL in `recovery.transaction`.
+The WMS models declare every contract column of the WMS tables (docs/architecture.md §3) so the
+console can read them with the ORM; all recovery mutations go through raw SQL in `recovery.transaction`.
 """
 
 from django.db import models
 
-# --- WMS tables (design §3): managed = False, created by `manage.py wms_schema` -------------
+# --- WMS tables (docs/architecture.md §3): managed = False, created by `manage.py wms_schema` -------------
 
 
 class TidyWorkflow(models.Model):
@@ -228,7 +228,7 @@ class RecoveryDecision(models.Model):
 
 
 class CallbackReceipt(models.Model):
-    """Every WCS callback request received, whatever its answer (design §5).
+    """Every WCS callback request received, whatever its answer (docs/architecture.md §8).
 
     alg.tidy_callback_event holds only the events that took effect; this table also keeps the
     duplicates and the refused ones (paused workflow, unknown job, malformed request), so the

@@ -1,4 +1,4 @@
-"""The recovery schedule, declared in one place and idempotently (design §7)."""
+"""The recovery schedule, declared in one place and idempotently (docs/architecture.md §7)."""
 
 from django_q.models import Schedule
 
@@ -8,11 +8,19 @@ RUNNER_FUNC = "recovery.tasks.run_recovery_runner"
 
 def ensure_recovery_schedule(schedule_model=None):
     """Create or correct the one schedule row that fires the runner every minute."""
+    return ensure_minutely_schedule(name=SCHEDULE_NAME, func=RUNNER_FUNC, schedule_model=schedule_model)
+
+
+def ensure_minutely_schedule(*, name: str, func: str, schedule_model=None):
+    """Create or correct the one schedule row `name` that runs `func` every minute, forever.
+
+    django-q2 schedule names are not unique, so extra rows of the name are deleted; a migration
+    passes its historical model (`apps.get_model("django_q", "Schedule")`)."""
     schedule_model = schedule_model or Schedule
-    rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
+    rows = list(schedule_model.objects.filter(name=name).order_by("id"))
     for extra in rows[1:]:
         extra.delete()
-    fields = {"func": RUNNER_FUNC, "schedule_type": "I", "minutes": 1, "repeats": -1}
+    fields = {"func": func, "schedule_type": "I", "minutes": 1, "repeats": -1}
     if rows:
         row = rows[0]
         changed = [k for k, v in fields.items() if getattr(row, k) != v]
@@ -21,4 +29,4 @@ def ensure_recovery_schedule(schedule_model=None):
         if changed:
             row.save(update_fields=changed)
         return row
-    return schedule_model.objects.create(name=SCHEDULE_NAME, **fields)
+    return schedule_model.objects.create(name=name, **fields)

@@ -1,4 +1,4 @@
-"""Apply the shipped WMS DDL (design §3), refusing a database whose tables have another shape."""
+"""Apply the shipped WMS DDL (docs/architecture.md §3), refusing a database whose tables have another shape."""
 
 from dataclasses import dataclass
 
@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from recovery import wms_sql
 from recovery.wms_sql import sql_file
 
-# The contract of design §3: table -> column -> the family of types that satisfies it.
+# The contract of the WMS tables (docs/architecture.md §3): table -> column -> the family of types that satisfies it.
 INTEGER = {"bigint", "integer", "smallint"}
 TEXT = {"text", "character varying", "character"}
 TIMESTAMP = {"timestamp with time zone", "timestamp without time zone"}

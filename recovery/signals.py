@@ -1,4 +1,4 @@
-"""Signal receivers: one recovery cycle when a qcluster starts (design §7): the first worker of
+"""Signal receivers: one recovery cycle when a qcluster starts (docs/architecture.md §7): the first worker of
 the cluster to spawn runs it, since the schedule's first run is only due when the scheduler wakes
 30 s later; and the generic-plan setting of every new database connection (recovery.prepared)."""
 

@@ -1,5 +1,5 @@
 """Scheduled recovery work. One iteration is a plain function (`run_cycle`); the runner
-around it only holds the lease and sleeps (design §7)."""
+around it only holds the lease and sleeps (docs/architecture.md §7)."""
 
 import logging
 import os

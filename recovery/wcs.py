@@ -2,8 +2,9 @@
 
 Every outbound HTTP request goes through `http_request`, which writes one OutboundHttpRequest
 row (method, URL, status, duration, time, error) whatever happens, so it can be shown that no
-WCS task-state request is ever made (seed 000 deletes that client). The only WCS client of the
-console is `WcsVehicleSnapshotClient`, used for manual tidy capacity.
+WCS task-state request is ever made (recovery decides from WMS-local evidence only,
+docs/architecture.md §4). The only WCS client of the console is
+`WcsVehicleSnapshotClient`, used for manual tidy capacity.
 
 Vehicle snapshot contract (`GET WCS_SNAPSHOT_URL`, answered within `WCS_SNAPSHOT_TIMEOUT_MS`)::
 

@@ -2,7 +2,7 @@
 
 Long queries live in `recovery/sql/*.sql`; the short mutations are here, one clause per line,
 with `%(name)s` parameters (never formatted values). Each mutation is conditional on the state
-its caller read, so a stale writer changes nothing (design §5); callers check the row count.
+its caller read, so a stale writer changes nothing (docs/architecture.md §6); callers check the row count.
 """
 
 from functools import cache
@@ -25,7 +25,7 @@ def evidence_for_workflows() -> str:
     return sql_file("evidence.sql") + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
 
 
-# --- the workflow row lock (design §5): always taken first -----------------------------------
+# --- the workflow row lock (docs/architecture.md §6): always taken first ----------------------
 
 LOCK_WORKFLOW_SKIP_LOCKED = """
 SELECT workflow_id, status
@@ -210,7 +210,7 @@ LEFT JOIN alg.tidy_step AS s
    AND s.workflow_id = %(workflow_id)s
 """
 
-# Moves the stock, empties the source, fills the target, archives the job (design §3). Raises
+# Moves the stock, empties the source, fills the target, archives the job (docs/architecture.md §3). Raises
 # (no_data_found / check_violation) for an unknown job or one not in the pre-move state.
 COMPLETE_MOVE_JOB = """
 SELECT alg.usp_complete_move_job(%(job_id)s)

@@ -15,13 +15,19 @@ from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow
 
+# The one session switch the audit's TRUNCATE trigger honours (migration console 0002).
+ALLOW_AUDIT_TRUNCATE = "SET tidy.audit_truncate_allowed = 'on'"
+
+# The whole audit table as stored, in insertion order.
+AUDIT_ROWS = "SELECT * FROM console_repairaudit ORDER BY id"
+
 
 @pytest.fixture
 def audit_truncate_allowed(transactional_db):
     yield
     connection.ensure_connection()
     with connection.cursor() as cursor:
-        cursor.execute("SET tidy.audit_truncate_allowed = 'on'")
+        cursor.execute(ALLOW_AUDIT_TRUNCATE)
 
 
 @pytest.fixture
@@ -76,6 +82,6 @@ def fingerprint(workflow_id: int) -> str:
 
 def audit_table_rows() -> list[dict]:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT * FROM console_repairaudit ORDER BY id")
+        cursor.execute(AUDIT_ROWS)
         cols = [c.name for c in cursor.description]
         return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]

@@ -100,7 +100,7 @@ def _jobs(n: int, *, created_min_ago: float, finished_min_ago: float | None = No
 
 
 def test_it_projects_the_time_to_drain_the_backlog(wms):
-    # seed 003's budget, scaled to one hour: 60 arrivals, 120 completions -> net 1/min
+    # a queue-sizing budget scaled to one hour: 60 arrivals, 120 completions -> net 1/min
     _jobs(30, created_min_ago=90)  # backlog from before the window: the oldest job is 90 min old
     _jobs(60, created_min_ago=30)  # arrived in the last hour, still active
     _jobs(120, created_min_ago=120, finished_min_ago=20)  # finished in the window, arrived before it

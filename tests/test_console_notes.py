@@ -122,6 +122,6 @@ def test_the_system_check_reports_a_disabled_note_trigger(workflow):
         with connection.cursor() as cursor:
             cursor.execute("ALTER TABLE console_workflownote DISABLE TRIGGER console_workflownote_no_update_delete")
         (error,) = check_notes_are_append_only(databases=["default"])
-        assert error.id == "console.E110" and "console_workflownote_no_update_delete" in error.msg
+        assert error.id == "console.E120" and "console_workflownote_no_update_delete" in error.msg
         transaction.set_rollback(True)
     assert check_notes_are_append_only(databases=["default"]) == []

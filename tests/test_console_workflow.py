@@ -6,8 +6,9 @@ import re
 from django.db import connection
 from django.urls import reverse
 
-from console.selectors import callback_receipt_model, workflow_detail
+from console.selectors import workflow_detail
 from recovery.cycle import run_cycle
+from recovery.models import CallbackReceipt
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
@@ -85,8 +86,7 @@ def test_it_shows_the_steps_timeline_and_callback_events(supervisor_client, wms)
 
 
 def test_it_shows_callbacks_refused_while_paused(supervisor_client, wms):  # noqa: F811
-    model = callback_receipt_model()
-    assert model is not None, "recovery.models.CallbackReceipt records every callback received"
+    model = CallbackReceipt  # records every callback received
     built = wms.build("job_missing")
     run_cycle()
     model.objects.create(endpoint="job-finish", job_id=f"TDY-{built.workflow_id}-{built.step_ids[0]}",

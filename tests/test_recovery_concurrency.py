@@ -1,4 +1,4 @@
-"""Concurrency: the workflow row lock, SKIP LOCKED, stale workers and failures (design §5)."""
+"""Concurrency: the workflow row lock, SKIP LOCKED, stale workers and failures (docs/architecture.md §6)."""
 
 import threading
 from collections import Counter

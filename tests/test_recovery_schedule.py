@@ -1,4 +1,4 @@
-"""The schedule declaration, the runner task, its lease and the start-up cycle (design §7)."""
+"""The schedule declaration, the runner task, its lease and the start-up cycle (docs/architecture.md §7)."""
 
 from django_q.models import Schedule
 

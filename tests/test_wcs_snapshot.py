@@ -102,7 +102,7 @@ def test_it_journals_every_request_whatever_the_answer():
         (f"{base}/a", 200), (f"{base}/b", 503), ("http://", None)]
 
 
-# --- no task-state client anywhere (seed 000) -------------------------------------------------
+# --- no task-state client anywhere (docs/architecture.md §4) -------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent
 HTTP_CLIENT_IMPORT = re.compile(

@@ -1,4 +1,4 @@
-"""The shared contract check (design §3) against the database `wms_schema` builds."""
+"""The shared contract check (docs/architecture.md §3) against the database `wms_schema` builds."""
 
 import os
 import subprocess

@@ -28,6 +28,12 @@ def status(client, job_id: str, value: int, **extra):
     return post(client, "job-status", {"job_id": job_id, "status": value, **extra})
 
 
+# Where a tray's stock is booked; which tray a space holds; how many spaces a workflow locks.
+STOCK_LOCATIONS = "SELECT cargo_space_id FROM bas_stock WHERE tray_code = %s"
+SPACE_TRAY = "SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = %s"
+LOCK_COUNT = "SELECT count(*) FROM alg.tidy_space_lock WHERE workflow_id = %s"
+
+
 def rows(sql: str, params=None) -> list[tuple] | int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -42,16 +48,16 @@ def create(wms, n_moves: int = 3, origin: str = "AUTOMATIC", **kw):
 
 
 def stock_locations(tray: str) -> set:
-    return {r[0] for r in rows("SELECT cargo_space_id FROM bas_stock WHERE tray_code = %s", [tray])}
+    return {r[0] for r in rows(STOCK_LOCATIONS, [tray])}
 
 
 def space_tray(space: str):
-    found = rows("SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = %s", [space])
+    found = rows(SPACE_TRAY, [space])
     return found[0][0] if found else "(no such space)"
 
 
 def lock_count(workflow_id: int) -> int:
-    return rows("SELECT count(*) FROM alg.tidy_space_lock WHERE workflow_id = %s", [workflow_id])[0][0]
+    return rows(LOCK_COUNT, [workflow_id])[0][0]
 
 
 @contextmanager

@@ -13,10 +13,13 @@ KEYS = {
     "bas_stock": "stock_id", "bas_cargo_space": "cargo_space_id",
 }
 
+# Every row of one WMS table in key order; table and key come from KEYS only, never from input.
+TABLE_ROWS = "SELECT * FROM {table} ORDER BY {key}"
+
 
 def table_rows(table: str) -> dict:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT * FROM {table} ORDER BY {KEYS[table]}")
+        cursor.execute(TABLE_ROWS.format(table=table, key=KEYS[table]))
         cols = [c.name for c in cursor.description]
         rows = {}
         for values in cursor.fetchall():

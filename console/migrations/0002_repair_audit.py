@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-# The audit trail is append-only in the database itself (design §6): UPDATE and DELETE are
+# The audit trail is append-only in the database itself (docs/architecture.md §10): UPDATE and DELETE are
 # refused for every row, TRUNCATE while the table holds rows. The only way around TRUNCATE is a
 # session setting the test suite uses to empty the database between tests
 # (SET tidy.audit_truncate_allowed = 'on'); no application code sets it.

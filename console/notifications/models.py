@@ -13,8 +13,6 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from console.notifications import checks  # noqa: F401  (registers the append-only system check)
-
 
 class Event(models.TextChoices):
     PAUSED = "paused", _("Workflow paused")

@@ -35,7 +35,7 @@ class Check:
 class ScenarioResult:
     name: str
     title: str
-    window: str  # the seed or design section the scenario exercises
+    window: str  # the failure window or restart case the scenario exercises
     expected: list[str]
     status: str = "not run"  # passed | failed | not available | not run
     checks: list[Check] = field(default_factory=list)

@@ -4,7 +4,7 @@ backup/restore statements are built from quoted catalog identifiers (the run's b
 each table's columns), so they are composed in the functions below rather than as constants;
 the WMS statements the replay shares with the product come from recovery/wms_sql.py.
 
-The baseline covers every WMS table (design §3) and every table of the console's own apps
+The baseline covers every WMS table (docs/architecture.md §3) and every table of the console's own apps
 (all Django tables of this database, django_migrations included): one md5 of `row::text` per
 row keyed by its primary key, plus the state of every sequence those tables own. The backup
 is a copy of those tables in a run-scoped schema, taken in the same REPEATABLE READ snapshot

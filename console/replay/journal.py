@@ -20,8 +20,9 @@ def _jsonable(value):
 
 @dataclass
 class MutationJournal:
-    """Fixture mutations are test setup, not evidence patching (seed 000): each is written here
-    before the report is, and undone by the final restore."""
+    """Fixture mutations are test setup, not evidence patching: recovery must decide from the WMS
+    data as the scenario left it (docs/architecture.md §13). Each is written here before the
+    report is, and undone by the final restore."""
 
     entries: list[dict] = field(default_factory=list)
     scenario: str = "setup"

@@ -8,13 +8,17 @@ ScenarioContext; failed checks fail the scenario, an exception fails it with the
 import time
 from dataclasses import dataclass
 
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django_q.models import Schedule
 
+from console import repair
 from console.console_sql import AUDIT_TABLE_EXISTS
+from console.models import RepairAction, RepairAudit
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
+from console.roles import OPERATOR
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
@@ -158,7 +162,7 @@ def normal_manual(ctx: ScenarioContext) -> None:
     ctx.observe("MANUAL tidy created after a 200 vehicle snapshot, completed through the callbacks")
 
 
-# --- seed 000's two WMS-local restart cases -----------------------------------------------------
+# --- the two WMS-local restart cases (docs/architecture.md §13) -----------------------------------
 
 
 def repairable_completion(ctx: ScenarioContext) -> None:
@@ -235,7 +239,7 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     ctx.observe("restart paused the workflow with RECOVERY_JOB_MISSING; locks retained through later cycles")
 
 
-# --- seed 003's four failure windows ---------------------------------------------------------------
+# --- the four integration failure windows (docs/architecture.md §13) --------------------------------
 
 
 def after_persistence_before_send(ctx: ScenarioContext) -> None:
@@ -556,11 +560,6 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
 
 
 def _repair_unavailable() -> str | None:
-    try:
-        from console import repair  # noqa: F401
-        from console.models import RepairAudit  # noqa: F401
-    except ImportError as exc:
-        return f"the repair service is not available ({exc})"
     with connection.cursor() as cursor:
         cursor.execute(AUDIT_TABLE_EXISTS)
         if not cursor.fetchone()[0]:
@@ -569,12 +568,6 @@ def _repair_unavailable() -> str | None:
 
 
 def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
-    from django.contrib.auth.models import Group, User
-
-    from console import repair
-    from console.models import RepairAction, RepairAudit
-    from console.roles import OPERATOR
-
     ctx.ensure_wms()
     created = ctx.create_workflow(steps=2)
     _stop_wms(ctx)
@@ -640,62 +633,64 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("normal_automatic", "Normal automatic tidy", "seed 000 replay acceptance", (
+    Scenario("normal_automatic", "Normal automatic tidy", "normal lifecycle", (
         "lifecycle creates an AUTOMATIC workflow: step 1 DISPATCHED, job TDY-<w>-<s> status 1, spaces locked",
         "the WCS simulator reports job status 2 and 3, then MOVE_FINISHED, through the HTTP callbacks",
         "each finish runs alg.usp_complete_move_job once, completes the step and creates the next job",
         "the last finish completes the workflow and releases its locks; recovery journals no decision"),
         normal_automatic),
-    Scenario("normal_manual", "Normal manual tidy (vehicle snapshot consulted)", "seed 000 replay acceptance", (
+    Scenario("normal_manual", "Normal manual tidy (vehicle snapshot consulted)", "normal lifecycle", (
         "creation asks the WCS vehicle snapshot for a free vehicle (journaled outbound request)",
         "the workflow then runs exactly like an automatic one, to COMPLETED"), normal_manual),
-    Scenario("repairable_completion", "Repairable completion after restart", "seed 000 replay change 1", (
+    Scenario("repairable_completion", "Repairable completion after restart", "restart case 1", (
         "WMS stops after the tidy move job is created",
         "fixture: alg.usp_complete_move_job completes the move without advancing the step",
         "restart: the start-up recovery cycle proves the finish and advances with RECOVERY_FINISHED",
         "the next job is created, inventory is not moved again; the rest completes normally"),
         repairable_completion),
-    Scenario("missing_local_job", "Missing local job after restart", "seed 000 replay change 2", (
+    Scenario("missing_local_job", "Missing local job after restart", "restart case 2", (
         "WMS stops; fixture: the active move job is removed, workflow, step and locks stay",
         "restart: recovery pauses workflow and step with RECOVERY_JOB_MISSING and keeps every lock",
         "later cycles and a late callback change nothing"), missing_local_job),
-    Scenario("after_persistence_before_send", "After persistence, before send", "seed 003 window 1", (
+    Scenario("after_persistence_before_send", "After persistence, before send", "integration window 1", (
         "the tidy and its job are persisted; the processes crash before WCS receives the job",
         "restart: recovery finds the pending intent consistent and leaves it (no new task)",
         "WCS then executes it: one job, one finish, history preserved"), after_persistence_before_send),
-    Scenario("after_execution_before_ack", "After execution, before acknowledgement", "seed 003 window 2", (
+    Scenario("after_execution_before_ack", "After execution, before acknowledgement", "integration window 2", (
         "WCS executes the job (status 3); recovery cycles pass without a finish and do nothing",
         "the finish is applied but its acknowledgement is lost (client timeout)",
         "WCS re-sends: answered DUPLICATE, no second movement"), after_execution_before_ack),
     Scenario("after_completion_before_notification", "After completion, before WMS notification",
-             "seed 003 window 3", (
+             "integration window 3", (
                  "WCS completes and crashes before notifying; after restart it replays the event with the same "
                  "identity, several times and concurrently: one ACCEPTED, the rest DUPLICATE, one move",
                  "the WMS archived a move but lost the advance; the replayed callback races a recovery cycle: "
                  "the step advances once and inventory is not moved again"),
              after_completion_before_notification),
-    Scenario("lost_authority", "Lost authority (stale recovery worker)", "seed 003 window 4", (
+    Scenario("lost_authority", "Lost authority (stale recovery worker)", "integration window 4", (
         "a worker holds the runner lease, reads evidence and decides ADVANCE",
         "its connection is terminated: the lease is lost and free for a new authority",
         "another worker (qcluster start-up cycle) advances the step",
         "the stale worker resumes: apply_decision raises StaleEvidence and changes nothing"), lost_authority),
-    Scenario("killed_in_callback", "Web worker killed inside a callback transaction", "design §8", (
+    Scenario("killed_in_callback", "Web worker killed inside a callback transaction", "process killed", (
         "a finish callback runs usp_complete_move_job and completes the step, then the worker is SIGKILLed "
         "before commit", "PostgreSQL rolls the transaction back: nothing changed",
         "recovery leaves the consistent workflow; WCS retries and the tray moves once"), killed_in_callback),
-    Scenario("killed_in_recovery", "qcluster killed inside a recovery transaction", "design §8", (
+    Scenario("killed_in_recovery", "qcluster killed inside a recovery transaction", "process killed", (
         "recovery advances a proven finish; the qcluster is SIGKILLed inside the transaction",
         "nothing changed; the cycle record stays unfinished",
         "restart: the start-up cycle advances the step once, inventory untouched"), killed_in_recovery),
-    Scenario("connection_terminated_mid_cycle", "Database connection terminated mid-cycle", "design §4, §8", (
+    Scenario("connection_terminated_mid_cycle", "Database connection terminated mid-cycle",
+             "database failure is never evidence", (
         "a cycle decides two workflows; the first one's connection is terminated before commit",
         "the first workflow is unchanged and counted as an error; the cycle reconnects and decides the second",
         "the next cycle pauses the first one; locks retained"), connection_terminated_mid_cycle),
-    Scenario("workflow_locked_longer_than_a_cycle", "Workflow row locked longer than a cycle", "design §5", (
+    Scenario("workflow_locked_longer_than_a_cycle", "Workflow row locked longer than a cycle", "workflow row lock", (
         "another session holds the workflow row lock across several cycles",
         "every cycle skips it (SKIP LOCKED) and changes nothing",
         "after release the next cycle decides it once"), workflow_locked_longer_than_a_cycle),
-    Scenario("repair_races_recovery_and_callback", "Operator repair racing recovery and a callback", "design §5, §6", (
+    Scenario("repair_races_recovery_and_callback", "Operator repair racing recovery and a callback",
+             "workflow row lock, apply once", (
         "a paused workflow (job missing); an operator re-issue (plus a double submit), a recovery cycle and a "
         "WCS finish start together on the same workflow",
         "the workflow row serializes them: the repair applies once, recovery skips or leaves, the callback is "

@@ -6,9 +6,9 @@ It plays the WCS side of the integration:
 - drives every active tidy job of an ACTIVE workflow 1 -> 2 (dispatched) -> 3 (executing) ->
   finished by calling the console's real endpoints (`/api/wcs/job-status`, `/api/wcs/job-finish`)
   at a configurable rate, through the journaled `recovery.wcs.http_request`;
-- optionally injects the integration note's faults: an acknowledgement dropped (the finish is
-  re-sent later: a duplicate), a callback delivered twice, a status report delivered late
-  (after a newer one: an old event the console must refuse), a stop between steps;
+- optionally injects the faults a real WCS link shows (docs/architecture.md §13): an
+  acknowledgement dropped (the finish is re-sent later: a duplicate), a callback delivered twice, a status report
+  delivered late (after a newer one: an old event the console must refuse), a stop between steps;
 - optionally keeps creating AUTOMATIC tidy workflows from free trays and empty spaces (not
   locked, no active job), through the same creation service as everything else.
 

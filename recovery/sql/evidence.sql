@@ -1,5 +1,5 @@
 -- name: tidy_recovery_evidence
--- The recovery projection (seed 000 "Authoritative Data", design §4) for each workflow: the
+-- The recovery projection (WMS-local data only, docs/architecture.md §4) for each workflow: the
 -- first incomplete step, its deterministic job TDY-<workflowId>-<stepId> left-joined to both
 -- the active and the finish job tables, and the tray's stock and space occupancy.
 -- Two filters are appended by recovery.wms_sql: every ACTIVE workflow (the classification,

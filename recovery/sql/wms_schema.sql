@@ -1,4 +1,4 @@
--- WMS tables and alg.usp_complete_move_job (design §3), for development, tests and the demo.
+-- WMS tables and alg.usp_complete_move_job (docs/architecture.md §3), for development, tests and the demo.
 -- Applied by `python manage.py wms_schema`; every statement is idempotent.
 -- No CHECK constraints beyond keys: real WMS data can hold any status or code, and recovery
 -- classifies it instead of the schema refusing it.

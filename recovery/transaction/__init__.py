@@ -4,7 +4,7 @@ This package is the one place that writes WMS rows: this module holds the workfl
 shared by recovery, WCS callbacks and tidy creation; `recovery.transaction.repair` holds the
 operator repair actions built on it.
 
-Rules (design §5):
+Rules (docs/architecture.md §6):
 - the workflow row is the lock that serialises recovery, callbacks and operator repairs:
   `SELECT ... FOR UPDATE` on alg.tidy_workflow first, then the evidence is re-read under it;
 - every write is conditional on the state its caller read; a write that matches no row raises
@@ -248,7 +248,7 @@ class MoveRefused(Exception):
     """alg.usp_complete_move_job refused: unknown job or evidence not in the pre-move state."""
 
 
-# SQLSTATEs the procedure raises on purpose (design §3): no_data_found, check_violation.
+# SQLSTATEs the procedure raises on purpose (docs/architecture.md §3): no_data_found, check_violation.
 _MOVE_REFUSAL_STATES = {"P0002", "23514"}
 
 

@@ -1,4 +1,4 @@
-"""Operator repair mutations (design §6): the SQL-level changes an authorized operator applies.
+"""Operator repair mutations (docs/architecture.md §9): the SQL-level changes an authorized operator applies.
 
 Like the rest of `recovery.transaction`, every write here is conditional on the state its caller read and
 raises StaleWrite when it matches no row; the caller holds the workflow row lock

@@ -2,7 +2,7 @@
 
 Without DATABASE_URL everything runs on the embedded PostgreSQL: the WMS schema is applied and
 demo data loaded on first start. With DATABASE_URL the WMS schema is never applied implicitly
-(design §3); the command checks that it exists and says what is missing.
+(docs/architecture.md §1: the WMS owns those tables); the command checks that it exists and says what is missing.
 """
 
 import os

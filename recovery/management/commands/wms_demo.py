@@ -8,7 +8,7 @@ from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
 from recovery.schema import missing_tables
 
 # How many workflows of each kind the demo warehouse holds: every row of the decision table
-# (and every design §4 clarification) at least once, plus flowing work and history.
+# (every rule of docs/architecture.md §5) at least once, plus flowing work and history.
 DEMO_MIX = {
     "healthy": 12, "all_completed": 2, "completed_job_active": 1, "active_not_pre_move": 2,
     "active_bad_status": 1, "finish_terminal": 3, "finish_terminal_last": 2, "active_mismatch": 2,

@@ -5,7 +5,7 @@ from recovery.schema import SchemaShapeError, apply_wms_schema
 
 
 class Command(BaseCommand):
-    help = ("Create the WMS tables and alg.usp_complete_move_job (design §3) for development, tests "
+    help = ("Create the WMS tables and alg.usp_complete_move_job for development, tests "
             "and the demo. Idempotent; refuses tables that exist in another shape.")
 
     def handle(self, *args, **options):
