@@ -64,6 +64,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto=https` -> ("HTTP_X_FORWARDED_PROTO", "https"), Django's SECURE_PROXY_SSL_HEADER."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, sep, value = raw.partition("=")
+    header, value = header.strip(), value.strip()
+    if not sep or not header or not value or not all(c.isascii() and (c.isalnum() or c == "-") for c in header):
+        raise ImproperlyConfigured(f"{name} must look like X-Forwarded-Proto=https, got {raw!r}")
+    return "HTTP_" + header.upper().replace("-", "_"), value
+
+
 @dataclass(frozen=True)
 class PostgresUrl:
     name: str
