@@ -34,3 +34,53 @@ class CancelProposalAdmin(ReadOnlyAdmin):
 @admin.register(RepairBatch)
 class RepairBatchAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "created_by", "reason_code", "workflow_count", "finished_at")
+
+
+# --- Admin rules (docs/architecture.md, "Security") -------------------------------------------
+# The admin site itself admits superusers only (console.admin_site.ConsoleAdminSite).
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth.admin import UserAdmin  # noqa: E402
+from django_q.admin import ScheduleAdmin  # noqa: E402
+from django_q.models import Schedule  # noqa: E402
+
+from console.models import RoleChangeAudit  # noqa: E402
+from console.role_audit import admin_role_change  # noqa: E402
+
+
+class ReadOnlyScheduleAdmin(ScheduleAdmin):
+    """A schedule's `func` names code to run: the schedules are declared by the console itself
+    (recovery/schedule.py), never edited by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+admin.site.unregister(Schedule)
+admin.site.register(Schedule, ReadOnlyScheduleAdmin)
+
+
+class RoleAuditedUserAdmin(UserAdmin):
+    """Every save that changes a user's groups writes one RoleChangeAudit row."""
+
+    def save_related(self, request, form, formsets, change):
+        with admin_role_change(user=form.instance, changed_by=request.user.get_username()):
+            super().save_related(request, form, formsets, change)
+
+
+User = get_user_model()
+admin.site.unregister(User)
+admin.site.register(User, RoleAuditedUserAdmin)
+
+
+@admin.register(RoleChangeAudit)
+class RoleChangeAuditAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "changed_by", "username", "before", "after", "via")
+    search_fields = ("username", "changed_by")
+    ordering = ("-id",)

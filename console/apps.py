@@ -6,4 +6,4 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Tidy Recovery Console"
 
     def ready(self):
-        from console import security  # noqa: F401  (connects the lockout log line)
+        from console import role_audit, security  # noqa: F401  (signal receivers: role changes, lockout log)

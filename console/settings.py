@@ -153,7 +153,7 @@ USE_I18N = False
 
 # --- application ----------------------------------------------------------------------------
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "console.admin_apps.ConsoleAdminConfig",  # django.contrib.admin, superusers only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import views
+from console import security_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("reason-codes/", views.reason_codes, name="reason-codes"),
     path("recovery/", views.recovery_health, name="recovery-health"),
     path("flow/", views.flow_health, name="flow-health"),
+    path("security/", security_views.security_overview, name="security"),
     path("health", views.health, name="health"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
