@@ -6,4 +6,5 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Tidy Recovery Console"
 
     def ready(self):
-        from console import role_audit, security  # noqa: F401  (signal receivers: role changes, lockout log)
+        # Signal receivers (role changes, the lockout log line) and the database-role checks.
+        from console import db_role_checks, role_audit, security  # noqa: F401
