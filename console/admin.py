@@ -36,7 +36,7 @@ class RepairBatchAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "created_by", "reason_code", "workflow_count", "finished_at")
 
 
-# --- Admin rules (docs/architecture.md, "Security") -------------------------------------------
+# --- Admin rules (README, "Security") -------------------------------------------
 # The admin site itself admits superusers only (console.admin_site.ConsoleAdminSite).
 
 from django.contrib.auth import get_user_model  # noqa: E402

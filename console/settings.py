@@ -36,7 +36,7 @@ RECOVERY_INTERVAL_SECONDS = env_int("RECOVERY_INTERVAL_SECONDS", 10, minimum=1, 
 RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, minimum=1)
 
 # Development secrets exist only on the embedded database; DEBUG never picks a secret
-# (docs/architecture.md, "Security").
+# (README, "Security").
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not EMBEDDED_DATABASE:
@@ -45,7 +45,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
-# --- security (docs/architecture.md, "Security") --------------------------------------------
+# --- security (README, "Security") --------------------------------------------
 # Secure by default whenever the database is configured; each setting has its own variable.
 # The embedded (development) database is served over plain http on a developer's machine.
 SECURE_BY_DEFAULT = not EMBEDDED_DATABASE
