@@ -34,6 +34,11 @@ DEBUG = env_bool("DEBUG", EMBEDDED_DATABASE)
 RECOVERY_INTERVAL_SECONDS = env_int("RECOVERY_INTERVAL_SECONDS", 10, minimum=1, maximum=60)
 # The console warns when the last successful cycle is older than this many intervals.
 RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, minimum=1)
+# The recovery lease connection gives up on a database that does not answer a connection
+# attempt after this many seconds, and on a dropped network (keepalives, tcp_user_timeout) after
+# about this many seconds, so the lease is never held by a dead connection for long.
+RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
+RECOVERY_LEASE_TCP_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_TCP_TIMEOUT_SECONDS", 30, minimum=9, maximum=600)
 
 # Development secrets exist only on the embedded database; DEBUG never picks a secret
 # (README, "Security").
