@@ -24,5 +24,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # The callback token the tests authenticate with, whatever database they run on.
 WCS_CALLBACK_TOKEN = "dev-wcs-token"
-# The test client and the live test server speak plain http.
+# The test client and the live test server speak plain http, on a configured database too (the
+# production values are tested in subprocesses: tests/test_security_settings.py).
 SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
