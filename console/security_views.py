@@ -4,6 +4,7 @@ every change of a user's roles (RoleChangeAudit)."""
 from axes.models import AccessAttempt, AccessFailureLog
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from console import roles
@@ -12,15 +13,18 @@ from console.views import console_page, render_page
 
 
 def current_lockouts() -> list[dict]:
-    """User names locked now: as many failures as the limit, the last one within the cool-off."""
+    """User names locked now. Like django-axes itself, failures of one user name count together
+    from every address and browser, as long as each is younger than the cool-off; the lock ends
+    at the latest a cool-off after the last failure."""
     now = timezone.now()
-    attempts = (AccessAttempt.objects
-                .filter(failures_since_start__gte=settings.AXES_FAILURE_LIMIT,
-                        attempt_time__gt=now - settings.AXES_COOLOFF_TIME)
-                .order_by("-attempt_time")[:200])
-    return [{"username": a.username, "failures": a.failures_since_start, "last_attempt": a.attempt_time,
-             "locked_until": a.attempt_time + settings.AXES_COOLOFF_TIME, "ip_address": a.ip_address,
-             "path": a.path_info} for a in attempts]
+    rows = (AccessAttempt.objects
+            .filter(attempt_time__gte=now - settings.AXES_COOLOFF_TIME, username__isnull=False)
+            .values("username")
+            .annotate(failures=Sum("failures_since_start"), last_attempt=Max("attempt_time"),
+                      addresses=Count("ip_address", distinct=True))
+            .filter(failures__gte=settings.AXES_FAILURE_LIMIT)
+            .order_by("-last_attempt")[:200])
+    return [{**row, "locked_until": row["last_attempt"] + settings.AXES_COOLOFF_TIME} for row in rows]
 
 
 @console_page

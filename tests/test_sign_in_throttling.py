@@ -65,6 +65,20 @@ def test_a_lock_from_the_console_holds_on_the_admin_and_other_user_names_are_fre
     assert response.status_code == 302 and signed_in(client)
 
 
+def test_changing_address_or_browser_does_not_escape_the_lock(client, olga):
+    for attempt in range(5):
+        client.post(CONSOLE_LOGIN, {"username": "olga", "password": f"wrong-{attempt}"},
+                    REMOTE_ADDR=f"10.0.0.{attempt + 1}", HTTP_USER_AGENT=f"guesser/{attempt}")
+    response = client.post(CONSOLE_LOGIN, {"username": "olga", "password": PASSWORD}, REMOTE_ADDR="10.9.9.9",
+                           HTTP_USER_AGENT="fresh/1")
+    assert response.status_code == 429 and not signed_in(client)
+    from console.security_views import current_lockouts
+
+    (lock,) = current_lockouts()
+    # The refused attempt made during the lock counts as well (and restarts the cool-off).
+    assert (lock["username"], lock["failures"], lock["addresses"]) == ("olga", 6, 6)
+
+
 def test_the_lock_ends_after_the_cool_off(client, olga):
     for attempt in range(5):
         sign_in(client, CONSOLE_LOGIN, "olga", f"wrong-{attempt}")
