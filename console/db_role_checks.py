@@ -13,7 +13,10 @@ from django.db.utils import DatabaseError
 
 from console.console_sql import AUDIT_TABLE_ALTERABLE, ROLE_AUDIT_TABLE_EXISTS, ROLE_AUDIT_TRIGGERS_PRESENT
 
-AUDIT_TABLES = ("console_repairaudit", "console_rolechangeaudit")
+# Every append-only table (the ones that exist are checked): repair audit, role changes,
+# workflow notes, notification acknowledgements. deploy/sql/roles.sql lists the same.
+AUDIT_TABLES = ("console_repairaudit", "console_rolechangeaudit", "console_workflownote",
+                "console_notificationacknowledgement")
 ROLE_AUDIT_TRIGGERS = ("console_rolechangeaudit_no_update_delete", "console_rolechangeaudit_no_truncate")
 
 _WAYS = (("superuser", "is a superuser"), ("owner", "owns it (or may act as its owner)"),

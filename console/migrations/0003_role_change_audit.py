@@ -62,10 +62,47 @@ CREATE TRIGGER console_rolechangeaudit_no_update_delete
 CREATE TRIGGER console_rolechangeaudit_no_truncate
     BEFORE TRUNCATE ON console_rolechangeaudit
     FOR EACH STATEMENT EXECUTE FUNCTION console_audit_append_only();
+
+-- The console's other append-only tables, where they exist (created by earlier migrations),
+-- follow the same rule, and so the same truncate switch.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['console_workflownote', 'console_notificationacknowledgement'] LOOP
+        CONTINUE WHEN to_regclass(t) IS NULL;
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_no_update_delete', t);
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_no_truncate', t);
+        EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I '
+                       'FOR EACH ROW EXECUTE FUNCTION console_audit_append_only()', t || '_no_update_delete', t);
+        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION console_audit_append_only()', t || '_no_truncate', t);
+    END LOOP;
+END
+$$;
+"""
+
+# Back to each table's own trigger function (kept by their migrations).
+RESTORE_OTHER_TABLES_SQL = """
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['console_workflownote', 'console_notificationacknowledgement'] LOOP
+        CONTINUE WHEN to_regclass(t) IS NULL OR to_regprocedure(t || '_append_only()') IS NULL;
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_no_update_delete', t);
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %I', t || '_no_truncate', t);
+        EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION %I()',
+                       t || '_no_update_delete', t, t || '_append_only');
+        EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION %I()',
+                       t || '_no_truncate', t, t || '_append_only');
+    END LOOP;
+END
+$$;
 """
 
 _previous = importlib.import_module("console.migrations.0002_repair_audit")
-DROP_APPEND_ONLY_SQL = """
+DROP_APPEND_ONLY_SQL = RESTORE_OTHER_TABLES_SQL + """
 DROP TRIGGER console_rolechangeaudit_no_truncate ON console_rolechangeaudit;
 DROP TRIGGER console_rolechangeaudit_no_update_delete ON console_rolechangeaudit;
 DROP TRIGGER console_repairaudit_no_truncate ON console_repairaudit;
