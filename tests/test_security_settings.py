@@ -171,7 +171,10 @@ def test_https_redirect_spares_probes_and_honours_the_proxy_header(client):
         assert client.get("/accounts/login/", headers={"X-Forwarded-Proto": "https"}).status_code == 200
 
 
-INLINE = re.compile(r"<script(?![^>]*\ssrc=)[^>]*>|<style\b|\sstyle=|\son[a-z]+\s*=", re.IGNORECASE)
+# Inline script or style, on*= handlers, and what htmx would evaluate (a trigger filter in [...],
+# hx-on, js: values): all refused by the Content Security Policy.
+INLINE = re.compile(r"<script(?![^>]*\ssrc=)[^>]*>|<style\b|\sstyle=|\son[a-z]+\s*=|hx-trigger=\"[^\"]*\[|"
+                    r"\shx-on|\"\s*js:|\"\s*javascript:", re.IGNORECASE)
 
 
 def test_no_template_served_by_the_console_has_inline_script_style_or_handlers():
