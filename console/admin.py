@@ -1,19 +1,17 @@
-"""The repair audit in Django admin: read-only (the database refuses changes anyway)."""
+"""The console's tables in Django admin, read-only, and the admin rules (README, "Security"):
+the admin site admits superusers only (console.admin_site.ConsoleAdminSite), django-q2's
+schedules cannot be edited, and every change of a user's groups is recorded."""
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django_q.admin import ScheduleAdmin
+from django_q.models import Schedule
 
-from console.models import CancelProposal, RepairAudit, RepairBatch
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from console.admin_base import ReadOnlyAdmin, ReadOnlyMixin
+from console.models import CancelProposal, RepairAudit, RepairBatch, RoleChangeAudit
+from console.notifications import admin as notifications_admin  # noqa: F401  (registers its models)
+from console.role_audit import admin_role_change
 
 
 @admin.register(RepairAudit)
@@ -36,4 +34,30 @@ class RepairBatchAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "created_by", "reason_code", "workflow_count", "finished_at")
 
 
-from console.notifications import admin as notifications_admin  # noqa: E402, F401  (registers its models)
+@admin.register(RoleChangeAudit)
+class RoleChangeAuditAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "changed_by", "username", "before", "after", "via")
+    search_fields = ("username", "changed_by")
+    ordering = ("-id",)
+
+
+class ReadOnlyScheduleAdmin(ReadOnlyMixin, ScheduleAdmin):
+    """A schedule's `func` names code to run: the schedules are declared by the console itself
+    (recovery/schedule.py), never edited by hand."""
+
+
+admin.site.unregister(Schedule)
+admin.site.register(Schedule, ReadOnlyScheduleAdmin)
+
+
+class RoleAuditedUserAdmin(UserAdmin):
+    """Every save that changes a user's groups writes one RoleChangeAudit row."""
+
+    def save_related(self, request, form, formsets, change):
+        with admin_role_change(user=form.instance, changed_by=request.user.get_username()):
+            super().save_related(request, form, formsets, change)
+
+
+User = get_user_model()
+admin.site.unregister(User)
+admin.site.register(User, RoleAuditedUserAdmin)

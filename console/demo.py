@@ -1,21 +1,37 @@
-"""Demo sign-ins, one per role, for the embedded demo database only."""
+"""Demo sign-ins, one per role, for the embedded demo database only.
 
+Their passwords are published (README), so they are never created on a configured database:
+two known shift-lead accounts would defeat four eyes there.
+"""
+
+from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.core.exceptions import ImproperlyConfigured
 
 from console import floor, notes
 from console.models import WorkflowNote
 from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
 
 DEMO_USERS = (
-    (SUPERVISOR, "supervisor", "supervisor-demo"),
-    (OPERATOR, "operator", "operator-demo"),
-    (SHIFT_LEAD, "shiftlead", "shiftlead-demo"),
-    (SHIFT_LEAD, "shiftlead2", "shiftlead2-demo"),
+    (SUPERVISOR, "supervisor", "quiet-harbour-lantern"),
+    (OPERATOR, "operator", "amber-forklift-route"),
+    (SHIFT_LEAD, "shiftlead", "steady-pallet-compass"),
+    (SHIFT_LEAD, "shiftlead2", "second-pair-of-eyes"),
 )
+
+DEMO_USERS_REFUSED = ("Demo accounts (published passwords) are never created on a configured database "
+                      "(DATABASE_URL is set). Create real accounts with `manage.py createsuperuser` and "
+                      "give them roles in the admin.")
+
+
+class DemoUsersRefused(ImproperlyConfigured):
+    pass
 
 
 def ensure_demo_users() -> list[tuple[str, str, str]]:
     """Create (or reset) the demo users; returns (role, username, password) for each."""
+    if not settings.EMBEDDED_DATABASE:
+        raise DemoUsersRefused(DEMO_USERS_REFUSED)
     for role, username, password in DEMO_USERS:
         user, _ = User.objects.get_or_create(username=username)
         user.set_password(password)

@@ -76,6 +76,16 @@ def env_times(name: str, default: str) -> list[tuple[int, int]]:
             raise ImproperlyConfigured(f"{name} must be comma-separated HH:MM times, got {text!r}")
         times.add((int(hour), int(minute)))
     return sorted(times)
+def env_proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """`X-Forwarded-Proto=https` -> ("HTTP_X_FORWARDED_PROTO", "https"), Django's SECURE_PROXY_SSL_HEADER."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    header, sep, value = raw.partition("=")
+    header, value = header.strip(), value.strip()
+    if not sep or not header or not value or not all(c.isascii() and (c.isalnum() or c == "-") for c in header):
+        raise ImproperlyConfigured(f"{name} must look like X-Forwarded-Proto=https, got {raw!r}")
+    return "HTTP_" + header.upper().replace("-", "_"), value
 
 
 @dataclass(frozen=True)

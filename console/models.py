@@ -175,3 +175,24 @@ from console.notifications.models import (  # noqa: E402, F401
     NotificationDeliveryAttempt,
     NotificationThreshold,
 )
+
+
+class RoleChangeAudit(models.Model):
+    """One row per change of a user's groups (console roles): who changed whose roles, when,
+    and the groups before and after. Append-only in the database like RepairAudit (migration
+    0003). No foreign keys: the record outlives the accounts it names."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    changed_by = models.CharField(max_length=150, blank=True,
+                                  help_text="who made the change; empty outside a signed-in request (shell, command)")
+    user_id = models.BigIntegerField(help_text="the account whose groups changed")
+    username = models.CharField(max_length=150)
+    before = models.JSONField(default=list, help_text="group names before, sorted")
+    after = models.JSONField(default=list, help_text="group names after, sorted")
+    via = models.CharField(max_length=32, help_text="admin or application")
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"roles of {self.username}: {self.before} -> {self.after} by {self.changed_by or '(no user)'}"

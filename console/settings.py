@@ -5,12 +5,23 @@ production differs only by environment variables, documented in .env.example.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from console import devdb
-from console.env import env_bool, env_int, env_list, env_secret, env_str, env_times, parse_database_url
+from console.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_proxy_ssl_header,
+    env_secret,
+    env_str,
+    env_times,
+    parse_database_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -24,14 +35,86 @@ DEBUG = env_bool("DEBUG", EMBEDDED_DATABASE)
 RECOVERY_INTERVAL_SECONDS = env_int("RECOVERY_INTERVAL_SECONDS", 10, minimum=1, maximum=60)
 # The console warns when the last successful cycle is older than this many intervals.
 RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, minimum=1)
+# The recovery lease connection gives up on a database that does not answer a connection
+# attempt after this many seconds, and on a dropped network (keepalives, tcp_user_timeout) after
+# about this many seconds, so the lease is never held by a dead connection for long.
+RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
+RECOVERY_LEASE_TCP_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_TCP_TIMEOUT_SECONDS", 30, minimum=9, maximum=600)
 
+# Development secrets exist only on the embedded database; DEBUG never picks a secret
+# (README, "Security").
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG and not EMBEDDED_DATABASE:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL is set and DEBUG is off")
+    if not EMBEDDED_DATABASE:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL is set (or SECRET_KEY_FILE)")
     SECRET_KEY = "development-only-secret-not-for-production"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- security (README, "Security") --------------------------------------------
+# Secure by default whenever the database is configured; each setting has its own variable.
+# The embedded (development) database is served over plain http on a developer's machine.
+SECURE_BY_DEFAULT = not EMBEDDED_DATABASE
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_BY_DEFAULT)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_BY_DEFAULT)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SECURE_BY_DEFAULT)
+# Probes and scrapers talk plain http inside the cluster: never redirect them.
+SECURE_REDIRECT_EXEMPT = [r"^health$", r"^health/live$", r"^health/ready$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if SECURE_BY_DEFAULT else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", SECURE_BY_DEFAULT)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_BY_DEFAULT)
+# Set only when a TLS proxy in front strips or sets this header itself, e.g. X-Forwarded-Proto=https.
+SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
+SESSION_COOKIE_HTTPONLY = True
+
+# Content Security Policy on every page: only our own scripts and styles, no inline code and no
+# eval (htmx is configured for this in templates/base.html).
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+if csp_report_uri := env_str("CSP_REPORT_URI"):
+    _CSP["DIRECTIVES"]["report-uri"] = [csp_report_uri]
+if env_bool("CSP_REPORT_ONLY", False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
+
+# Sign-in throttling (django-axes, attempts kept in PostgreSQL so every worker and node agrees):
+# AXES_FAILURE_LIMIT failed sign-ins for one username within the cool-off lock that username
+# for the cool-off, whatever the password and wherever they come from.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username"]
+# axes.W006 asks for the IP address in the lock key; the key is the user name on purpose: floor
+# terminals share addresses behind the warehouse proxy, and guessing one account's password is
+# what the lock stops, from however many addresses.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+AUTHENTICATION_BACKENDS = [
+    "console.security.SignInThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 12, minimum=8)}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 # --- database -------------------------------------------------------------------------------
 # DATABASE_URL selects an external PostgreSQL (15 or newer). Without it the project starts its
@@ -49,7 +132,15 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- WCS ------------------------------------------------------------------------------------
-WCS_CALLBACK_TOKEN = env_secret("WCS_CALLBACK_TOKEN", "dev-wcs-token" if DEBUG or EMBEDDED_DATABASE else "")
+WCS_CALLBACK_TOKEN = env_secret("WCS_CALLBACK_TOKEN", "dev-wcs-token" if EMBEDDED_DATABASE else "")
+# A configured database means a real WCS: an unset or guessable token would only show up as
+# refused callbacks, so start-up refuses it.
+WCS_CALLBACK_TOKEN_MIN_LENGTH = 24
+if not EMBEDDED_DATABASE and len(WCS_CALLBACK_TOKEN) < WCS_CALLBACK_TOKEN_MIN_LENGTH:
+    raise ImproperlyConfigured(
+        f"WCS_CALLBACK_TOKEN (or WCS_CALLBACK_TOKEN_FILE) must be set to at least "
+        f"{WCS_CALLBACK_TOKEN_MIN_LENGTH} characters when DATABASE_URL is set; got {len(WCS_CALLBACK_TOKEN)}"
+    )
 WCS_SNAPSHOT_URL = env_str("WCS_SNAPSHOT_URL", "http://127.0.0.1:8765/wcs/vehicle-snapshot")
 WCS_SNAPSHOT_TIMEOUT_MS = env_int("WCS_SNAPSHOT_TIMEOUT_MS", 1500, minimum=1)
 # How long a WCS callback waits for a workflow row another transaction holds before it answers
@@ -102,7 +193,7 @@ USE_I18N = False
 
 # --- application ----------------------------------------------------------------------------
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "console.admin_apps.ConsoleAdminConfig",  # django.contrib.admin, superusers only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -112,12 +203,15 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    "axes",
+    "csp",
     "recovery",
     "console",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -126,6 +220,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"

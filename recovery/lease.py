@@ -9,6 +9,7 @@ import logging
 from contextlib import contextmanager
 
 import psycopg
+from django.conf import settings
 from django.db import connection
 
 from recovery import wms_sql
@@ -20,10 +21,29 @@ RUNNER_LEASE_KEY = 0x7D1_0001
 STARTUP_LEASE_KEY = 0x7D1_0002
 
 
-def connect_direct(application_name: str) -> psycopg.Connection:
+def lease_connection_parameters() -> dict[str, int]:
+    """libpq parameters of the lease connection. A network that silently drops the connection
+    must not keep the advisory lock (and so recovery) stuck for the kernel's two-hour keepalive
+    default: keepalives probe an idle connection, tcp_user_timeout bounds unacknowledged sends,
+    and connect_timeout bounds a connection attempt to a database that does not answer. Without
+    the connection the server releases the lock and the next runner takes it
+    (README, "How recovery works"). Options given in DATABASE_URL win."""
+    tcp_timeout = int(getattr(settings, "RECOVERY_LEASE_TCP_TIMEOUT_SECONDS", 30))
+    return {
+        "connect_timeout": int(getattr(settings, "RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS", 5)),
+        "keepalives": 1,
+        "keepalives_idle": max(1, tcp_timeout // 3),
+        "keepalives_interval": max(1, tcp_timeout // 9),
+        "keepalives_count": 3,
+        "tcp_user_timeout": tcp_timeout * 1000,  # milliseconds
+    }
+
+
+def connect_direct(application_name: str, defaults: dict | None = None) -> psycopg.Connection:
     """A plain psycopg connection to Django's default database (its test database in tests)."""
     s = connection.settings_dict
     params = {
+        **(defaults or {}),
         "dbname": s["NAME"],
         "user": s["USER"] or None,
         "password": s["PASSWORD"] or None,
@@ -37,7 +57,7 @@ def connect_direct(application_name: str) -> psycopg.Connection:
 
 
 def _connect() -> psycopg.Connection:
-    return connect_direct("tidy-recovery-lease")
+    return connect_direct("tidy-recovery-lease", lease_connection_parameters())
 
 
 class Lease:

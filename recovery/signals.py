@@ -4,6 +4,7 @@ the cluster to spawn runs it, since the schedule's first run is only due when th
 
 import logging
 
+import psycopg
 from django.db import DatabaseError
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
@@ -19,7 +20,8 @@ log = logging.getLogger(__name__)
 def start_up_cycle(sender, proc_name, **kwargs):
     try:
         run_startup_cycle()
-    except DatabaseError:
+    except (DatabaseError, psycopg.Error):
+        # Never let a worker die at spawn: the cluster would restart it in a loop.
         log.exception("start-up recovery cycle failed; the schedule will retry")
 
 

@@ -1,12 +1,15 @@
 """Scheduled recovery work. One iteration is a plain function (`run_cycle`); the runner
 around it only holds the lease and sleeps (docs/architecture.md §7)."""
 
+import contextlib
 import logging
 import os
 import socket
 import time
 
+import psycopg
 from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 from django_q.models import Schedule
 
@@ -18,9 +21,31 @@ from recovery.schedule import SCHEDULE_NAME
 log = logging.getLogger(__name__)
 
 
+# What a database outage raises: psycopg's own errors on the lease connection, Django's on its
+# connection. Caught at the task boundary, logged, and the task returns: the next scheduled
+# run (or the next qcluster start) recovers by itself once the database answers again, instead
+# of a worker crashing and being restarted in a loop.
+OUTAGE_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, OperationalError, InterfaceError)
+
+
+def _forget_broken_connection() -> None:
+    with contextlib.suppress(DatabaseError):
+        connection.close()
+
+
 def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None) -> dict:
     """The task the schedule fires every minute: run a cycle every `interval` seconds until the
     runner's life (`seconds`) is up, under a lease so only one runner loops at a time."""
+    try:
+        return _run_recovery_runner(seconds=seconds, interval=interval)
+    except OUTAGE_ERRORS as exc:
+        log.error("recovery runner: the database is unreachable (%s); the next scheduled run retries",
+                  str(exc).strip() or type(exc).__name__)
+        _forget_broken_connection()
+        return {"skipped": True, "cycles": 0, "failed": 0, "error": str(exc).strip() or type(exc).__name__}
+
+
+def _run_recovery_runner(*, seconds: float | None, interval: float | None) -> dict:
     life = _runner_life() if seconds is None else seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
     deadline = time.monotonic() + life
@@ -63,7 +88,18 @@ def cluster_key() -> str:
 
 
 def run_startup_cycle(key: str | None = None) -> bool:
-    """Run one cycle when a cluster starts; its other workers find it done and skip."""
+    """Run one cycle when a cluster starts; its other workers find it done and skip. During a
+    database outage it logs and returns False: the schedule's runner catches up later."""
+    try:
+        return _run_startup_cycle(key)
+    except OUTAGE_ERRORS as exc:
+        log.error("start-up recovery cycle: the database is unreachable (%s); the schedule will run recovery "
+                  "when it answers again", str(exc).strip() or type(exc).__name__)
+        _forget_broken_connection()
+        return False
+
+
+def _run_startup_cycle(key: str | None) -> bool:
     key = key or cluster_key()
     with wait_lease(STARTUP_LEASE_KEY):
         if RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key).exists():

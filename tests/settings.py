@@ -13,9 +13,19 @@ if not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMB
     os.environ["EMBEDDED_DB_DIR"] = tempfile.mkdtemp(prefix="tidy-test-db-")
     os.environ["TIDY_TEST_OWNS_EMBEDDED_DB"] = os.environ["EMBEDDED_DB_DIR"]
 
+# On a configured database start-up requires a real-looking callback token; the tests then use
+# their own fixed one (below).
+if os.environ.get("DATABASE_URL"):
+    os.environ.setdefault("WCS_CALLBACK_TOKEN", "test-callback-token-not-for-production")
+
 from console.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # The callback token the tests authenticate with, whatever database they run on.
 WCS_CALLBACK_TOKEN = "dev-wcs-token"
+# The test client and the live test server speak plain http, on a configured database too (the
+# production values are tested in subprocesses: tests/test_security_settings.py).
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False

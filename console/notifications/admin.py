@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from console.admin import ReadOnlyAdmin
+from console.admin_base import ReadOnlyAdmin
 from console.notifications.models import Notification, NotificationAcknowledgement, NotificationDelivery
 
 

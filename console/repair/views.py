@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from console import repair, roles
+from console.csv_safe import safe_row
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
 from console.repair import selectors
 from console.repair.batch import check_batch_permission
@@ -270,7 +271,8 @@ def audit_csv(request):
     filters = form.cleaned_data if form.is_valid() else {}
     writer = csv.writer(_Echo())
     rows = selectors.audit_csv_rows(filters=filters)
-    response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse((writer.writerow(safe_row(r)) for r in rows),
+                                     content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="repair-audit.csv"'
     return response
 

@@ -127,6 +127,8 @@ class Processes:
             "SECRET_KEY": self.secret_key,
             "DEBUG": "0",
             "WCS_CALLBACK_TOKEN": self.token,
+            # The replay's own web server speaks plain http on 127.0.0.1: no redirect to https.
+            "SECURE_SSL_REDIRECT": "0",
             "WCS_SNAPSHOT_URL": self.snapshot_url,
             "RECOVERY_INTERVAL_SECONDS": str(CHILD_RECOVERY_INTERVAL_SECONDS),
             "Q_WORKERS": "1",

@@ -30,3 +30,24 @@ def browser_type_launch_args(browser_type_launch_args):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+# A page's own HTTP error status (a 403 or 404 a test asks for) is logged by Chromium as a
+# failed resource; that is the answer under test, not a fault of the page.
+EXPECTED_HTTP_ERRORS = "Failed to load resource: the server responded with a status of 4"
+
+
+@pytest.fixture(autouse=True)
+def no_browser_errors(request):
+    """Any error in the browser console (a Content Security Policy violation included: an inline
+    script, style or handler, or an eval) or an uncaught exception fails the test."""
+    if "page" not in request.fixturenames:
+        yield
+        return
+    page = request.getfixturevalue("page")
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error"
+            and not msg.text.startswith(EXPECTED_HTTP_ERRORS) else None)
+    page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
+    yield
+    assert errors == [], "browser console errors:\n" + "\n".join(errors)

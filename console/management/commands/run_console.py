@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
-from console.demo import ensure_demo_note, ensure_demo_users
+from console.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
 from console.notifications.schedule import ensure_notification_schedule
 from recovery.schedule import ensure_recovery_schedule
 from recovery.schema import missing_tables
@@ -30,7 +30,8 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument("--no-simulator", action="store_true", help="do not run the demo WCS simulator")
         parser.add_argument("--demo", action="store_true",
-                            help="load demo data into a configured DATABASE_URL (the embedded one always gets it)")
+                            help="load the demo warehouse into a configured DATABASE_URL (the embedded one always "
+                                 "gets it); demo accounts are only ever created on the embedded database")
 
     def handle(self, *args, **options):
         embedded = settings.EMBEDDED_DATABASE
@@ -46,9 +47,12 @@ class Command(BaseCommand):
         ensure_notification_schedule()
         if demo:
             call_command("wms_demo", "--if-empty")
-        credentials = ensure_demo_users() if demo else []
-        if demo:
+        # Demo warehouse data may go into a configured test database; demo accounts never do.
+        credentials = ensure_demo_users() if embedded else []
+        if embedded:
             ensure_demo_note()
+        elif demo:
+            self.stderr.write(self.style.WARNING(DEMO_USERS_REFUSED))
 
         # Links in notifications point at this server unless CONSOLE_BASE_URL says otherwise.
         os.environ.setdefault("CONSOLE_BASE_URL", f"http://{options['host']}:{options['port']}")

@@ -1,0 +1,75 @@
+"""System checks on the database roles (run by `manage.py check --database default`).
+
+On a configured database the console and the qcluster run as a runtime role that cannot alter
+the audit tables (deploy/sql/roles.sql, `manage.py db_roles`); a role that could is reported.
+It is a warning, not an error, so that the owner role can still run `migrate` (which runs these
+checks too); `check --database default --fail-level WARNING` as the runtime role fails on it.
+"""
+
+from django.conf import settings
+from django.core.checks import Error, Tags, Warning, register
+from django.db import connections
+from django.db.utils import DatabaseError
+
+from console.console_sql import AUDIT_TABLE_ALTERABLE, ROLE_AUDIT_TABLE_EXISTS, ROLE_AUDIT_TRIGGERS_PRESENT
+
+# Every append-only table (the ones that exist are checked): repair audit, role changes,
+# workflow notes, notification acknowledgements. deploy/sql/roles.sql lists the same.
+AUDIT_TABLES = ("console_repairaudit", "console_rolechangeaudit", "console_workflownote",
+                "console_notificationacknowledgement")
+ROLE_AUDIT_TRIGGERS = ("console_rolechangeaudit_no_update_delete", "console_rolechangeaudit_no_truncate")
+
+_WAYS = (("superuser", "is a superuser"), ("owner", "owns it (or may act as its owner)"),
+         ("can_update", "may UPDATE"), ("can_delete", "may DELETE"), ("can_truncate", "may TRUNCATE"),
+         ("can_trigger", "may create triggers on it"), ("audit_test_role", "is a member of tidy_audit_test"))
+
+
+def audit_alteration_problems(cursor) -> list[str]:
+    """One line per audit table the connected role could change or empty, naming how."""
+    cursor.execute(AUDIT_TABLE_ALTERABLE, {"tables": list(AUDIT_TABLES)})
+    columns = [c.name for c in cursor.description]
+    problems = []
+    for values in cursor.fetchall():
+        row = dict(zip(columns, values, strict=True))
+        ways = [text for key, text in _WAYS if row[key]]
+        if ways:
+            problems.append(f"role {row['role_name']!r} {', '.join(ways)} on {row['table_name']}")
+    return problems
+
+
+@register(Tags.database)
+def check_runtime_role_cannot_alter_the_audit(app_configs=None, databases=None, **kwargs):
+    if not databases or "default" not in databases or settings.EMBEDDED_DATABASE:
+        return []  # the embedded development database runs as its superuser on purpose
+    try:
+        with connections["default"].cursor() as cursor:
+            problems = audit_alteration_problems(cursor)
+    except DatabaseError as exc:
+        return [Error(f"Could not inspect the database roles: {exc}", id="console.E111")]
+    if not problems:
+        return []
+    return [Warning("The database role could alter the audit: " + "; ".join(problems) + ".",
+                    hint="Run the console and the qcluster as the runtime role that `manage.py db_roles` "
+                         "(deploy/sql/roles.sql) sets up; only migrations run as the owner role.",
+                    id="console.W110")]
+
+
+@register(Tags.database)
+def check_role_change_audit_is_append_only(app_configs=None, databases=None, **kwargs):
+    if not databases or "default" not in databases:
+        return []
+    try:
+        with connections["default"].cursor() as cursor:
+            cursor.execute(ROLE_AUDIT_TABLE_EXISTS)
+            if not cursor.fetchone()[0]:
+                return []  # not migrated yet: migrate creates table and triggers together
+            cursor.execute(ROLE_AUDIT_TRIGGERS_PRESENT)
+            present = {row[0] for row in cursor.fetchall()}
+    except DatabaseError as exc:
+        return [Error(f"Could not inspect the role-change audit table: {exc}", id="console.E103")]
+    missing = [t for t in ROLE_AUDIT_TRIGGERS if t not in present]
+    if missing:
+        return [Error(f"The role-change audit is not append-only: trigger(s) {', '.join(missing)} missing or "
+                      "disabled on console_rolechangeaudit.", hint="Re-run migration console 0003; never disable them.",
+                      id="console.E102")]
+    return []

@@ -1,0 +1,40 @@
+"""The console's Security page, for shift leads: current sign-in lockouts, recent lockouts, and
+every change of a user's roles (RoleChangeAudit)."""
+
+from axes.models import AccessAttempt, AccessFailureLog
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Max, Sum
+from django.utils import timezone
+
+from console import roles
+from console.models import RoleChangeAudit
+from console.views import console_page, render_page
+
+
+def current_lockouts() -> list[dict]:
+    """User names locked now. Like django-axes itself, failures of one user name count together
+    from every address and browser, as long as each is younger than the cool-off; the lock ends
+    at the latest a cool-off after the last failure."""
+    now = timezone.now()
+    rows = (AccessAttempt.objects
+            .filter(attempt_time__gte=now - settings.AXES_COOLOFF_TIME, username__isnull=False)
+            .values("username")
+            .annotate(failures=Sum("failures_since_start"), last_attempt=Max("attempt_time"),
+                      addresses=Count("ip_address", distinct=True))
+            .filter(failures__gte=settings.AXES_FAILURE_LIMIT)
+            .order_by("-last_attempt")[:200])
+    return [{**row, "locked_until": row["last_attempt"] + settings.AXES_COOLOFF_TIME} for row in rows]
+
+
+@console_page
+def security_overview(request):
+    if not roles.can_cancel(request.user):  # shift leads (and superusers)
+        raise PermissionDenied("The security page is for shift leads.")
+    return render_page(request, "console/security.html", "security-live", {
+        "lockouts": current_lockouts(),
+        "recent_lockouts": AccessFailureLog.objects.filter(locked_out=True).order_by("-attempt_time")[:50],
+        "role_changes": RoleChangeAudit.objects.order_by("-id")[:200],
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cooloff": settings.AXES_COOLOFF_TIME,
+    })
