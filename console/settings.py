@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from console import devdb
-from console.env import env_bool, env_int, env_list, env_secret, env_str, parse_database_url
+from console.env import env_bool, env_int, env_list, env_regex, env_secret, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -59,6 +59,12 @@ WCS_CALLBACK_LOCK_TIMEOUT_MS = env_int("WCS_CALLBACK_LOCK_TIMEOUT_MS", 5000, min
 # --- console --------------------------------------------------------------------------------
 # Seconds between live refreshes of the console's lists and health panels.
 CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maximum=300)
+# An ACTIVE workflow whose current job has not changed for this many minutes is shown as stalled.
+STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
+# How a cargo space code splits into aisle, level and position for the rack map (/map/); codes
+# that do not match are listed beside the map.
+SPACE_CODE_PATTERN = env_regex("SPACE_CODE_PATTERN", r"^(?P<aisle>[A-Z]\d+)-(?P<level>\d+)-(?P<position>\d+)$",
+                               groups=("aisle", "level", "position"))
 
 # --- time -----------------------------------------------------------------------------------
 TIME_ZONE = env_str("WAREHOUSE_TIME_ZONE", "UTC")

@@ -15,6 +15,7 @@ from console import roles, selectors
 from console.charts import bar_chart, line_chart
 from console.evidence_card import build_evidence_card
 from console.forms import LocksForm, PausedListForm
+from console.rack_map import workflow_map
 from console.reason_codes import CATALOG, REASON_ORDER, Correction
 
 # Live pages poll every CONSOLE_REFRESH_SECONDS (a setting; 10 s unless configured).
@@ -94,6 +95,7 @@ def workflow_detail(request, workflow_id: int):
     return render_page(request, "console/workflow.html", ("workflow-live", "workflow-history"), {
         "detail": detail, "workflow": detail.workflow, "card_now": card_now, "card_then": card_then,
         "reason": reason,
+        "rack_minis": workflow_map(workflow_id=workflow_id, steps=[t.step for t in detail.timeline]),
     })
 
 

@@ -1,0 +1,63 @@
+"""Named SQL of the rack map (/map/ and the workflow page's small map): two set-based reads,
+whatever the number of cargo spaces.
+
+The stalled flag is computed inline (an ACTIVE workflow whose current step's job, status 1-3,
+has not changed for %(stalled_after_minutes)s minutes) so the map needs no other statement.
+"""
+
+# Every cargo space with its tray and the workflow that locks it, plus locks on codes that
+# bas_cargo_space does not list (never dropped: the map lists them as unknown spaces).
+# Parameters: %(stalled_after_minutes)s; %(likes)s with WHERE_PREFIXES (the workflow page's map
+# of its aisles, when the aisle is a prefix of its codes), else none.
+RACK_MAP_SPACES = """
+WITH stalled AS (
+    SELECT w.workflow_id
+    FROM alg.tidy_workflow AS w
+    CROSS JOIN LATERAL (
+        SELECT s.step_id
+        FROM alg.tidy_step AS s
+        WHERE s.workflow_id = w.workflow_id                 -- tidy_step_workflow_step_no_key
+          AND s.status NOT IN ('COMPLETED', 'CANCELLED')
+        ORDER BY s.step_no
+        LIMIT 1
+    ) AS cur
+    JOIN mydo_job AS j
+      ON j.job_id = 'TDY-' || w.workflow_id || '-' || cur.step_id   -- mydo_job_pkey
+    WHERE w.status = 'ACTIVE'                               -- tidy_workflow_active_idx
+      AND j.status IN (1, 2, 3)
+      AND j.updated_at < now() - make_interval(mins => %(stalled_after_minutes)s)
+)
+SELECT coalesce(c.cargo_space_id, l.cargo_space_id) AS code,
+       c.tray_code,
+       l.workflow_id,
+       w.status AS holder_status,
+       st.workflow_id IS NOT NULL AS stalled,
+       c.cargo_space_id IS NOT NULL AS known
+FROM bas_cargo_space AS c
+FULL JOIN alg.tidy_space_lock AS l                          -- tidy_space_lock_cargo_space_id_key
+  ON l.cargo_space_id = c.cargo_space_id
+LEFT JOIN alg.tidy_workflow AS w
+  ON w.workflow_id = l.workflow_id
+LEFT JOIN stalled AS st
+  ON st.workflow_id = l.workflow_id
+{where}
+"""
+
+# %(likes)s: LIKE patterns ('A01%' for aisle A01, wildcards in the aisle escaped).
+WHERE_PREFIXES = "WHERE coalesce(c.cargo_space_id, l.cargo_space_id) LIKE ANY (%(likes)s::text[])"
+
+# The steps recovery paused (the workflow and its step both PAUSED_RECOVERY): the map draws
+# each as an arrow from its source to its target.
+RACK_MAP_PAUSED_STEPS = """
+SELECT s.workflow_id,
+       s.step_no,
+       s.tray_code,
+       s.cargo_space_id,
+       s.target_cargo_space_id
+FROM alg.tidy_workflow AS w
+JOIN alg.tidy_step AS s
+  ON s.workflow_id = w.workflow_id                          -- tidy_step_workflow_step_no_key
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_paused_idx
+  AND s.status = 'PAUSED_RECOVERY'
+ORDER BY s.workflow_id, s.step_no
+"""
