@@ -7,15 +7,18 @@ per aisle, not by a template loop per space, so 20,000 spaces render in tens of 
 Every value from the database is escaped before it enters the markup.
 """
 
+import html
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
 from django.urls import reverse
-from django.utils.html import escape, format_html, format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
@@ -30,8 +33,6 @@ STATES = {
     "occupied": gettext_lazy("Holds a tray"),
     "free": gettext_lazy("Free (no tray, no lock)"),
 }
-# Short CSS classes keep 20,000 rects small (static/console/rack-map.css draws them).
-LOCK_CLASS = {"paused": "p", "active": "a", "stalled": "s", "other": "x"}
 
 CELL = 12  # the rect's side, set in rack-map.css (.rk rect)
 PITCH = 15  # cell plus gap
@@ -54,13 +55,25 @@ def _compiled(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
-@lru_cache(maxsize=262_144)
+# Parsed codes per pattern: codes change rarely, so most requests only look them up.
+_PARSED: dict[str, dict[str, Place | None]] = {}
+_PARSED_LIMIT = 500_000
+
+
 def parse_code(code: str, pattern: str | None = None) -> Place | None:
     """Aisle, level and position of a space code, or None when it does not match the pattern."""
-    m = _compiled(pattern or settings.SPACE_CODE_PATTERN).search(code)
-    if m is None:
-        return None
-    return Place(m.group("aisle"), m.group("level"), m.group("position"))
+    pattern = pattern or settings.SPACE_CODE_PATTERN
+    cache = _PARSED.setdefault(pattern, {})
+    try:
+        return cache[code]
+    except KeyError:
+        pass
+    if len(cache) > _PARSED_LIMIT:
+        cache.clear()
+    m = _compiled(pattern).search(code)
+    place = None if m is None else Place(m.group("aisle"), m.group("level"), m.group("position"))
+    cache[code] = place
+    return place
 
 
 def natural_key(text: str) -> tuple:
@@ -72,60 +85,73 @@ def natural_key(text: str) -> tuple:
 # --- the data ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Space:
+class Space(NamedTuple):
+    """One row of RACK_MAP_SPACES. Kept a plain tuple: 20,000 of them are read per request."""
+
     code: str
     tray: str | None
     holder: int | None
+    css: str  # its classes on the map: a LOCK_CLASS value if locked, then "o" if it holds a tray
     holder_status: str | None
-    stalled: bool
     known: bool  # False: only a lock names it, bas_cargo_space does not list it
 
     @property
-    def lock(self) -> str | None:
-        if self.holder is None:
-            return None
-        if self.holder_status == "PAUSED_RECOVERY":
-            return "paused"
-        if self.holder_status == "ACTIVE":
-            return "stalled" if self.stalled else "active"
-        return "other"
+    def lock(self) -> str:
+        return _lock(self.css)
 
     def has_state(self, state: str) -> bool:
-        if state == "occupied":
-            return self.tray is not None
-        if state == "free":
-            return self.tray is None and self.holder is None
-        if state == "active":
-            return self.lock in ("active", "stalled")
-        return self.lock == state
-
-    @property
-    def css(self) -> str:
-        lock = LOCK_CLASS.get(self.lock or "")
-        if self.tray is not None:
-            return f"{lock} o" if lock else "o"
-        return lock or ""
+        return _HAS_STATE[state](self.css)
 
     def describe(self) -> str:
-        """The text label of the space: code, tray and holder."""
-        parts = [self.code]
-        parts.append(gettext("tray %(tray)s") % {"tray": self.tray} if self.tray is not None else gettext("no tray"))
-        lock = self.lock
-        if lock == "paused":
-            parts.append(gettext("locked by paused workflow #%(id)s") % {"id": self.holder})
-        elif lock == "stalled":
-            parts.append(gettext("locked by stalled workflow #%(id)s") % {"id": self.holder})
-        elif lock == "active":
-            parts.append(gettext("locked by active workflow #%(id)s") % {"id": self.holder})
-        elif lock == "other":
-            parts.append(gettext("locked by workflow #%(id)s (%(status)s)")
-                         % {"id": self.holder, "status": self.holder_status or "?"})
-        else:
-            parts.append(gettext("not locked"))
-        if not self.known:
-            parts.append(gettext("not in bas_cargo_space"))
-        return " · ".join(parts)
+        """The text label of the space: code, tray and holder (unescaped)."""
+        return Labels(escaped=False).of(self)
+
+
+# Short CSS classes keep 20,000 rects small (static/console/rack-map.css draws them).
+LOCK_CLASS = {"paused": "p", "active": "a", "stalled": "s", "other": "x"}
+LOCK_STATE = {v: k for k, v in LOCK_CLASS.items()}
+_HAS_STATE = {  # by the space's css
+    "paused": lambda css: css[:1] == "p",
+    "active": lambda css: css[:1] in ("a", "s") and css != "",
+    "stalled": lambda css: css[:1] == "s",
+    "other": lambda css: css[:1] == "x",
+    "occupied": lambda css: css[-1:] == "o",
+    "free": lambda css: css == "",
+}
+
+
+def _lock(css: str) -> str:
+    return css[:1] if css[:1] in LOCK_STATE else ""
+
+
+class Labels:
+    """The translated pieces of a space's label, looked up once per page, not once per space.
+    With `escaped`, every piece and value is HTML-escaped (html.escape, which Django's escape()
+    wraps; called directly here because it runs for thousands of spaces)."""
+
+    def __init__(self, *, escaped: bool = True):
+        e = html.escape if escaped else str
+        self.e = e
+        self.tray = e(gettext("tray %(tray)s"))
+        self.no_tray = e(gettext("no tray"))
+        self.unknown = e(gettext("not in bas_cargo_space"))
+        self.lock = {
+            "": e(gettext("not locked")),
+            "p": e(gettext("locked by paused workflow #%(id)s")),
+            "a": e(gettext("locked by active workflow #%(id)s")),
+            "s": e(gettext("locked by stalled workflow #%(id)s")),
+            "x": e(gettext("locked by workflow #%(id)s (%(status)s)")),
+        }
+
+    def of(self, space: tuple, code: str | None = None, tray: str | None = None) -> str:
+        """The label of a RACK_MAP_SPACES row; `code` and `tray` may come already escaped."""
+        e = self.e
+        code = code if code is not None else e(space[0])
+        tray = (tray if tray is not None else e(space[1])) if space[1] is not None else None
+        lock = _lock(space[3])
+        holder = self.lock[lock] % ({"id": space[2], "status": e(space[4] or "?")} if lock == "x" else {"id": space[2]})
+        label = f"{code} · {self.tray % {'tray': tray} if tray is not None else self.no_tray} · {holder}"
+        return label if space[5] else f"{label} · {self.unknown}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +173,7 @@ class Aisle:
     name: str
     levels: list[str]  # highest first: drawn top to bottom
     positions: list[str]  # lowest first: drawn left to right
-    spaces: list[tuple[Place, Space]]
+    spaces: list[tuple[Place, tuple]]  # (place, a RACK_MAP_SPACES row)
     arrows: list[PausedStep] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
 
@@ -167,10 +193,6 @@ class RackMap:
     state: str = ""
     aisle: str = ""
 
-    @property
-    def shown_spaces(self) -> int:
-        return sum(len(a.spaces) for a in self.aisles)
-
 
 def _fetch(sql: str, params: dict) -> list[tuple]:
     with connection.cursor() as cursor:
@@ -178,17 +200,20 @@ def _fetch(sql: str, params: dict) -> list[tuple]:
         return cursor.fetchall()
 
 
-def _count(counts: Counter, space: Space) -> None:
-    counts["total"] += 1
-    if space.tray is not None:
-        counts["occupied"] += 1
-    lock = space.lock
-    if lock:
-        counts[lock] += 1
-        if lock == "stalled":
-            counts["active"] += 1
-    elif space.tray is None:
-        counts["free"] += 1
+def _counts(per_css: dict[str, int]) -> Counter:
+    """Counts per state from counts per css (at most ten distinct values)."""
+    counts = Counter()
+    for css, n in per_css.items():
+        counts["total"] += n
+        for state, test in _HAS_STATE.items():
+            if test(css):
+                counts[state] += n
+    return counts
+
+
+def _escape_all(values: list[str]) -> list[str]:
+    """html.escape of each value in one call: PostgreSQL text never holds NUL, so it separates."""
+    return html.escape("\0".join(values)).split("\0") if values else []
 
 
 def _prefix_query(aisles: list[str]) -> tuple[str, dict]:
@@ -210,37 +235,44 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     sql, params = _prefix_query(only_aisles or [])
     params["stalled_after_minutes"] = settings.STALLED_AFTER_MINUTES
     rows = _fetch(sql, params)
-    by_aisle: dict[str, list[tuple[Place, Space]]] = {}
+    by_aisle: dict[str, list[tuple[Place, tuple]]] = {}
+    per_css: dict[str, dict[str, int]] = {}
     unmatched: list[Space] = []
-    counts: Counter = Counter()
     places: dict[str, Place] = {}
+    cache = _PARSED.setdefault(pattern, {})
     for row in rows:
-        space = Space(*row)
-        _count(counts, space)
-        place = parse_code(space.code, pattern)
+        code = row[0]
+        place = cache.get(code, False)
+        if place is False:
+            place = parse_code(code, pattern)
         if place is None:
             if only_aisles is None:
-                unmatched.append(space)
+                unmatched.append(Space._make(row))
             continue
-        places[space.code] = place
-        by_aisle.setdefault(place.aisle, []).append((place, space))
+        places[code] = place
+        spaces = by_aisle.get(place.aisle)
+        if spaces is None:
+            spaces = by_aisle[place.aisle] = []
+            per_css[place.aisle] = {}
+        spaces.append((place, row))
+        css_counts = per_css[place.aisle]
+        css_counts[row[3]] = css_counts.get(row[3], 0) + 1
     if only_aisles is not None:
         by_aisle = {name: spaces for name, spaces in by_aisle.items() if name in only_aisles}
     unmatched.sort(key=lambda s: natural_key(s.code))
     names = sorted(by_aisle, key=natural_key)
+    counts = _counts(Counter(map(itemgetter(3), rows)))
 
-    wanted = [aisle] if aisle else names
     aisles = []
-    for name in wanted:
+    for name in [aisle] if aisle else names:
         spaces = by_aisle.get(name)
         if not spaces:
             continue
         a = Aisle(name=name,
                   levels=sorted({p.level for p, _ in spaces}, key=natural_key, reverse=True),
                   positions=sorted({p.position for p, _ in spaces}, key=natural_key),
-                  spaces=spaces)
-        for _, space in spaces:
-            _count(a.counts, space)
+                  spaces=spaces,
+                  counts=_counts(per_css[name]))
         if state and not a.counts[state]:
             continue
         aisles.append(a)
@@ -277,93 +309,103 @@ def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | N
     the others carry their label, and the locked ones are links to the holding workflow.
     `highlight` maps a space code to an extra class (the workflow page's source and target)."""
     highlight = highlight or {}
+    esc = html.escape
+    labels = Labels()
     col = {p: i for i, p in enumerate(aisle.positions)}
-    row = {lv: i for i, lv in enumerate(aisle.levels)}
+    row_of = {lv: i for i, lv in enumerate(aisle.levels)}
+    xs = {p: str(i * PITCH) for p, i in col.items()}
     left = 8 + CHAR * max(len(lv) for lv in aisle.levels)
     width = left + PITCH * len(aisle.positions) + 4
     height = TOP + PITCH * len(aisle.levels) + 4
     href = workflow_href(0)[:-2]  # "/workflows/" (the id and slash are appended per space)
-    level_word = gettext("level")
-    name = escape(aisle.name)
+    dim = _HAS_STATE[state] if state else None
+    name = esc(aisle.name)
 
+    labelled = [space for _, space in aisle.spaces if space[3] or space[0] in highlight]
+    codes = dict(zip((s[0] for s in labelled), _escape_all([s[0] for s in labelled]), strict=True))
+    trays = [s[1] for s in labelled if s[1] is not None]
+    trays = dict(zip(trays, _escape_all(trays), strict=True))
     rows: list[list[str]] = [[] for _ in aisle.levels]
     for place, space in aisle.spaces:
-        x = col[place.position] * PITCH
-        css = space.css
-        if state and not space.has_state(state):
+        code, tray, holder, css, _status, _known = space
+        if dim is not None and not dim(css):
             css = f"{css} d" if css else "d"
-        extra = highlight.get(space.code)
+        extra = highlight.get(code) if highlight else None
         if extra:
             css = f"{css} {extra}" if css else extra
-        cls = f' class="{css}"' if css else ""
-        out = rows[row[place.level]]
-        if space.holder is not None and links:
-            label = escape(space.describe())
-            out.append(f'<a href="{href}{space.holder}/" aria-label="{label}"><title>{label}</title>'
-                       f'<rect x="{x}"{cls}/></a>')
-        elif space.tray is not None or space.holder is not None or extra:
-            out.append(f'<rect x="{x}"{cls}><title>{escape(space.describe())}</title></rect>')
+        x = xs[place.position]
+        out = rows[row_of[place.level]]
+        if holder is not None and links:
+            label = labels.of(space, codes[code], trays.get(tray))
+            out.append(f'<a href="{href}{holder}/" aria-label="{label}"><title>{label}</title>'
+                       f'<rect x="{x}" class="{css}"/></a>')
+        elif tray is not None or holder is not None or extra:
+            out.append(f'<rect x="{x}" class="{css}"><title>{labels.of(space, codes[code], trays.get(tray))}'
+                       '</title></rect>')
+        elif css:
+            out.append(f'<rect x="{x}" class="{css}"/>')
         else:
-            out.append(f'<rect x="{x}"{cls}/>')
+            out.append(f'<rect x="{x}"/>')
 
     parts = [f'<svg class="rk" viewBox="0 0 {width} {height}" width="{round(width * scale)}" '
              f'height="{round(height * scale)}" aria-label="{name}">', '<g class="ax">']
     step = 1 if max(len(p) for p in aisle.positions) <= 2 else 5
     for i, pos in enumerate(aisle.positions):
         if i % step == 0:
-            parts.append(f'<text x="{left + i * PITCH + CELL // 2}" y="11">{escape(pos)}</text>')
+            parts.append(f'<text x="{left + i * PITCH + CELL // 2}" y="11">{esc(pos)}</text>')
     for i, lv in enumerate(aisle.levels):
-        parts.append(f'<text class="lv" x="{left - 5}" y="{TOP + i * PITCH + CELL - 2}">{escape(lv)}</text>')
+        parts.append(f'<text class="lv" x="{left - 5}" y="{TOP + i * PITCH + CELL - 2}">{esc(lv)}</text>')
     parts.append(f'</g><g transform="translate({left} {TOP})">')
+    level_word = esc(gettext("level"))
     for i, lv in enumerate(aisle.levels):
-        parts.append(f'<g transform="translate(0 {i * PITCH})"><title>{name} {level_word} {escape(lv)}</title>')
+        parts.append(f'<g transform="translate(0 {i * PITCH})"><title>{name} {level_word} {esc(lv)}</title>')
         parts.extend(rows[i])
         parts.append("</g>")
-    places = {s.code: p for p, s in aisle.spaces}
+    places = {s[0]: p for p, s in aisle.spaces}
     half = CELL / 2
-    for step_ in aisle.arrows:
-        a, b = places[step_.source], places[step_.target]
-        x1, y1 = col[a.position] * PITCH + half, row[a.level] * PITCH + half
-        x2, y2 = col[b.position] * PITCH + half, row[b.level] * PITCH + half
+    for move in aisle.arrows:
+        a, b = places[move.source], places[move.target]
+        x1, y1 = col[a.position] * PITCH + half, row_of[a.level] * PITCH + half
+        x2, y2 = col[b.position] * PITCH + half, row_of[b.level] * PITCH + half
         parts.append(f'<path class="ar" d="M{x1:g} {y1:g}L{x2:g} {y2:g}" marker-end="url(#rk-ah)">'
-                     f'<title>{escape(step_.describe())}</title></path>')
+                     f'<title>{esc(move.describe())}</title></path>')
     parts.append("</g></svg>")
-    return mark_safe("".join(parts))  # noqa: S308 - every database value above went through escape()
+    return mark_safe("".join(parts))  # noqa: S308 - every database value above went through html.escape
 
 
 def render_table(rack: RackMap) -> SafeString:
     """The same spaces as table rows (the accessible text alternative), aisle by aisle."""
+    test = _HAS_STATE[rack.state] if rack.state else None
+
     def rows():
         for a in rack.aisles:
-            for place, space in sorted(a.spaces, key=lambda ps: (natural_key(ps[0].level),
-                                                                 natural_key(ps[0].position))):
-                if rack.state and not space.has_state(rack.state):
-                    continue
-                yield (space.code, place.aisle, place.level, place.position, _state_text(space),
-                       space.tray or "", _holder_cell(space))
+            level_rank = {lv: i for i, lv in enumerate(a.levels)}
+            pos_rank = {p: i for i, p in enumerate(a.positions)}
+            for place, space in sorted(a.spaces, key=lambda ps: (level_rank[ps[0].level], pos_rank[ps[0].position])):
+                if test is None or test(space[3]):
+                    yield (space[0], place.aisle, place.level, place.position, _state_text(space),
+                           space[1] or "", _holder_cell(space))
         if not rack.aisle:  # codes the pattern cannot split belong to no aisle
             for space in rack.unmatched:
-                if rack.state and not space.has_state(rack.state):
-                    continue
-                yield (space.code, "—", "—", "—", _state_text(space), space.tray or "", _holder_cell(space))
+                if test is None or test(space.css):
+                    yield (space.code, "—", "—", "—", _state_text(space), space.tray or "", _holder_cell(space))
     return format_html_join(
         "\n", '<tr><th scope="row"><code>{}</code></th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
         '<td><code>{}</code></td><td>{}</td></tr>', rows())
 
 
-def _state_text(space: Space) -> str:
+def _state_text(space: tuple) -> str:
     parts = []
-    lock = space.lock
-    if lock:
-        parts.append(str(STATES[lock]))
-    parts.append(str(STATES["occupied"]) if space.tray is not None else gettext("no tray"))
+    if _lock(space[3]):
+        parts.append(str(STATES[LOCK_STATE[_lock(space[3])]]))
+    parts.append(str(STATES["occupied"]) if space[1] is not None else gettext("no tray"))
     return "; ".join(parts)
 
 
-def _holder_cell(space: Space) -> SafeString:
-    if space.holder is None:
+def _holder_cell(space: tuple) -> SafeString:
+    if space[2] is None:
         return mark_safe("")
-    return format_html('<a href="{}">#{}</a>', workflow_href(space.holder), space.holder)
+    return format_html('<a href="{}">#{}</a>', workflow_href(space[2]), space[2])
 
 
 def workflow_map(*, workflow_id: int, steps: list) -> list[tuple[Aisle, SafeString]]:
@@ -381,7 +423,7 @@ def workflow_map(*, workflow_id: int, steps: list) -> list[tuple[Aisle, SafeStri
     move = PausedStep(workflow_id, current.step_no, current.tray_code, source, target)
     out = []
     for aisle in rack.aisles:
-        on_map = {s.code for _, s in aisle.spaces}
+        on_map = {s[0] for _, s in aisle.spaces}
         aisle.arrows = [move] if source in on_map and target in on_map and source != target else []
         out.append((aisle, render_aisle(aisle, highlight={source: "hs", target: "ht"}, scale=0.75)))
     return out

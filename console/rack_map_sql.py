@@ -30,8 +30,16 @@ WITH stalled AS (
 SELECT coalesce(c.cargo_space_id, l.cargo_space_id) AS code,
        c.tray_code,
        l.workflow_id,
+       -- The space's CSS classes on the map (console/rack_map.py): its lock, then o for a tray.
+       concat_ws(' ',
+                 CASE WHEN l.workflow_id IS NULL THEN NULL
+                      WHEN w.status = 'PAUSED_RECOVERY' THEN 'p'
+                      WHEN w.status = 'ACTIVE' AND st.workflow_id IS NOT NULL THEN 's'
+                      WHEN w.status = 'ACTIVE' THEN 'a'
+                      ELSE 'x'
+                 END,
+                 CASE WHEN c.tray_code IS NOT NULL THEN 'o' END) AS css,
        w.status AS holder_status,
-       st.workflow_id IS NOT NULL AS stalled,
        c.cargo_space_id IS NOT NULL AS known
 FROM bas_cargo_space AS c
 FULL JOIN alg.tidy_space_lock AS l                          -- tidy_space_lock_cargo_space_id_key
