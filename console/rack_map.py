@@ -425,5 +425,5 @@ def workflow_map(*, workflow_id: int, steps: list) -> list[tuple[Aisle, SafeStri
     for aisle in rack.aisles:
         on_map = {s[0] for _, s in aisle.spaces}
         aisle.arrows = [move] if source in on_map and target in on_map and source != target else []
-        out.append((aisle, render_aisle(aisle, highlight={source: "hs", target: "ht"}, scale=0.75)))
+        out.append((aisle, render_aisle(aisle, highlight={source: "hs", target: "ht"})))
     return out
