@@ -216,13 +216,56 @@ def _escape_all(values: list[str]) -> list[str]:
     return html.escape("\0".join(values)).split("\0") if values else []
 
 
-def _prefix_query(aisles: list[str]) -> tuple[str, dict]:
-    """Only the spaces of these aisles when the pattern puts the aisle first (the workflow page's
-    small map); otherwise every space (the pattern alone decides what an aisle is)."""
-    if aisles and settings.SPACE_CODE_PATTERN.startswith("^(?P<aisle>"):
-        likes = [re.sub(r"([\\%_])", r"\\\1", a) + "%" for a in aisles]
-        return rack_map_sql.RACK_MAP_SPACES.format(where=rack_map_sql.WHERE_PREFIXES), {"likes": likes}
-    return rack_map_sql.RACK_MAP_SPACES.format(where=""), {}
+@dataclass(frozen=True)
+class CodeIndex:
+    """Which codes each aisle has, read again only when the set of codes changes."""
+
+    fingerprint: tuple
+    names: list[str]  # naturally sorted
+    codes: dict[str, list[str]]  # per aisle
+    unmatched: list[str]
+    on_map: frozenset[str]  # every code an aisle takes
+
+
+_INDEX: dict[str, CodeIndex] = {}
+
+
+def code_index(pattern: str) -> CodeIndex:
+    """The aisles of every code on the map. One small aggregate per call; the codes themselves are
+    read and parsed only after a code was added, removed or renamed."""
+    (fingerprint,) = _fetch(rack_map_sql.RACK_MAP_CODES_FINGERPRINT, {})
+    index = _INDEX.get(pattern)
+    if index is not None and index.fingerprint == fingerprint:
+        return index
+    codes: dict[str, list[str]] = {}
+    unmatched = []
+    for (code,) in _fetch(rack_map_sql.RACK_MAP_CODES, {}):
+        place = parse_code(code, pattern)
+        if place is None:
+            unmatched.append(code)
+        else:
+            codes.setdefault(place.aisle, []).append(code)
+    index = CodeIndex(fingerprint, sorted(codes, key=natural_key), codes, unmatched,
+                      frozenset(c for aisle_codes in codes.values() for c in aisle_codes))
+    _INDEX[pattern] = index
+    return index
+
+
+def _spaces_query(*, aisle: str, only_aisles: list[str] | None, pattern: str) -> tuple[str, dict, CodeIndex | None]:
+    """The statement reading the spaces needed: every one for the whole map; one aisle's (and the
+    unmatched codes) through the code index; for the workflow page, its aisles by prefix when the
+    pattern puts the aisle first, else every space (the pattern alone decides what an aisle is)."""
+    sql = rack_map_sql.RACK_MAP_SPACES
+    if aisle:
+        index = code_index(pattern)
+        codes = index.codes.get(aisle, []) + index.unmatched
+        return (sql.format(spaces=rack_map_sql.OF_CODES_SPACES, locks=rack_map_sql.OF_CODES_LOCKS),
+                {"codes": codes}, index)
+    if only_aisles and pattern.startswith("^(?P<aisle>"):
+        likes = [re.sub(r"([\\%_])", r"\\\1", a) + "%" for a in only_aisles]
+        return (sql.format(spaces=rack_map_sql.OF_PREFIXES_SPACES, locks=rack_map_sql.OF_PREFIXES_LOCKS),
+                {"likes": likes}, None)
+    return sql.format(spaces=rack_map_sql.ALL_SPACES, locks=rack_map_sql.ALL_LOCKS), {}, None
 
 
 def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None = None,
@@ -232,7 +275,7 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     `aisle` keeps one aisle; `state` keeps the aisles that have a space in that state (the others
     are dimmed when drawn); `only_aisles` reads just those aisles (the workflow page)."""
     pattern = settings.SPACE_CODE_PATTERN
-    sql, params = _prefix_query(only_aisles or [])
+    sql, params, index = _spaces_query(aisle=aisle, only_aisles=only_aisles, pattern=pattern)
     params["stalled_after_minutes"] = settings.STALLED_AFTER_MINUTES
     rows = _fetch(sql, params)
     by_aisle: dict[str, list[tuple[Place, tuple]]] = {}
@@ -260,8 +303,8 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     if only_aisles is not None:
         by_aisle = {name: spaces for name, spaces in by_aisle.items() if name in only_aisles}
     unmatched.sort(key=lambda s: natural_key(s.code))
-    names = sorted(by_aisle, key=natural_key)
-    counts = _counts(Counter(map(itemgetter(3), rows)))
+    names = index.names if index is not None else sorted(by_aisle, key=natural_key)
+    counts = _counts(Counter(map(itemgetter(3), rows)))  # of the spaces read
 
     aisles = []
     for name in [aisle] if aisle else names:
@@ -280,6 +323,8 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     crossing = []
     shown = {a.name: a for a in aisles}
     paused_steps = _fetch(rack_map_sql.RACK_MAP_PAUSED_STEPS, {}) if arrows else []
+    if index is not None:  # one aisle read: the others' codes are known from the index
+        places = {c: parse_code(c, pattern) for s in paused_steps for c in (s[3], s[4]) if c in index.on_map}
     for step in (PausedStep(*row) for row in paused_steps):
         src, dst = places.get(step.source), places.get(step.target)
         if src is None or dst is None:

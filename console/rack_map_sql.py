@@ -1,5 +1,5 @@
-"""Named SQL of the rack map (/map/ and the workflow page's small map): two set-based reads,
-whatever the number of cargo spaces.
+"""Named SQL of the rack map (/map/ and the workflow page's small map): set-based reads, a
+fixed number whatever the number of cargo spaces.
 
 The stalled flag is computed inline (an ACTIVE workflow whose current step's job, status 1-3,
 has not changed for %(stalled_after_minutes)s minutes) so the map needs no other statement.
@@ -7,8 +7,8 @@ has not changed for %(stalled_after_minutes)s minutes) so the map needs no other
 
 # Every cargo space with its tray and the workflow that locks it, plus locks on codes that
 # bas_cargo_space does not list (never dropped: the map lists them as unknown spaces).
-# Parameters: %(stalled_after_minutes)s; %(likes)s with WHERE_PREFIXES (the workflow page's map
-# of its aisles, when the aisle is a prefix of its codes), else none.
+# {spaces} and {locks} are the two tables whole (ALL_*) or only some codes (OF_CODES_*, with
+# %(codes)s; OF_PREFIXES_*, with %(likes)s). Parameter: %(stalled_after_minutes)s.
 RACK_MAP_SPACES = """
 WITH stalled AS (
     SELECT w.workflow_id
@@ -39,20 +39,52 @@ SELECT coalesce(c.cargo_space_id, l.cargo_space_id) AS code,
                       ELSE 'x'
                  END,
                  CASE WHEN c.tray_code IS NOT NULL THEN 'o' END) AS css,
-       w.status AS holder_status,
+       CASE WHEN w.status NOT IN ('ACTIVE', 'PAUSED_RECOVERY') THEN w.status END AS holder_status,
        c.cargo_space_id IS NOT NULL AS known
-FROM bas_cargo_space AS c
-FULL JOIN alg.tidy_space_lock AS l                          -- tidy_space_lock_cargo_space_id_key
+FROM {spaces} AS c
+FULL JOIN {locks} AS l
   ON l.cargo_space_id = c.cargo_space_id
 LEFT JOIN alg.tidy_workflow AS w
   ON w.workflow_id = l.workflow_id
 LEFT JOIN stalled AS st
   ON st.workflow_id = l.workflow_id
-{where}
 """
 
+ALL_SPACES = "bas_cargo_space"
+ALL_LOCKS = "alg.tidy_space_lock"
+# %(codes)s: the codes of one aisle (and the codes no aisle takes), from RACK_MAP_CODES.
+OF_CODES_SPACES = """(SELECT cargo_space_id, tray_code
+    FROM bas_cargo_space                                    -- bas_cargo_space_pkey
+    WHERE cargo_space_id = ANY (%(codes)s::text[]))"""
+OF_CODES_LOCKS = """(SELECT workflow_id, cargo_space_id
+    FROM alg.tidy_space_lock                                -- tidy_space_lock_cargo_space_id_key
+    WHERE cargo_space_id = ANY (%(codes)s::text[]))"""
 # %(likes)s: LIKE patterns ('A01%' for aisle A01, wildcards in the aisle escaped).
-WHERE_PREFIXES = "WHERE coalesce(c.cargo_space_id, l.cargo_space_id) LIKE ANY (%(likes)s::text[])"
+OF_PREFIXES_SPACES = """(SELECT cargo_space_id, tray_code
+    FROM bas_cargo_space
+    WHERE cargo_space_id LIKE ANY (%(likes)s::text[]))"""
+OF_PREFIXES_LOCKS = """(SELECT workflow_id, cargo_space_id
+    FROM alg.tidy_space_lock
+    WHERE cargo_space_id LIKE ANY (%(likes)s::text[]))"""
+
+# Every code the map places: the spaces, and locks on codes bas_cargo_space does not list.
+RACK_MAP_CODES = """
+SELECT c.cargo_space_id
+FROM bas_cargo_space AS c
+UNION ALL
+SELECT l.cargo_space_id
+FROM alg.tidy_space_lock AS l
+WHERE NOT EXISTS (SELECT 1
+                  FROM bas_cargo_space AS c
+                  WHERE c.cargo_space_id = l.cargo_space_id)  -- bas_cargo_space_pkey
+"""
+
+# Changes when a code is added, removed or renamed: the aisle list is read again only then.
+RACK_MAP_CODES_FINGERPRINT = f"""
+SELECT count(*),
+       coalesce(sum(hashtext(codes.code)), 0)
+FROM ({RACK_MAP_CODES}) AS codes(code)
+"""
 
 # The steps recovery paused (the workflow and its step both PAUSED_RECOVERY): the map draws
 # each as an arrow from its source to its target.

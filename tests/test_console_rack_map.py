@@ -134,12 +134,18 @@ def test_a_paused_step_is_an_arrow_and_a_move_across_aisles_is_said_in_words(sup
     assert not list(svgs(html)["B01"].iter("path"))
     assert f'<a href="/workflows/{far.workflow_id}/">#{far.workflow_id}</a>' in html
     assert "across aisles: A01 to B01" in html
+    one = supervisor_client.get("/map/?aisle=A01").content.decode()  # read through the code index
+    assert set(svgs(one)) == {"A01"} and len(list(svgs(one)["A01"].iter("path"))) == 1
+    assert "across aisles: A01 to B01" in one
 
 
 def test_the_aisle_and_state_filters(supervisor_client, floor, wms):
     WarehouseBuilder(space_prefix="B").add_space("T-B")
     assert set(svgs(supervisor_client.get("/map/").content.decode())) == {"A01", "B01"}
     assert set(svgs(supervisor_client.get("/map/?aisle=B01").content.decode())) == {"B01"}
+    WarehouseBuilder(space_prefix="C").add_space()  # a new aisle is known at once
+    response = supervisor_client.get("/map/?aisle=C01")
+    assert response.status_code == 200 and set(svgs(response.content.decode())) == {"C01"}
     html = supervisor_client.get("/map/?state=paused").content.decode()
     assert set(svgs(html)) == {"A01"}  # B01 holds no paused lock
     spaces = labelled_spaces(svgs(html)["A01"])
