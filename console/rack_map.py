@@ -370,9 +370,11 @@ def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | N
     codes = dict(zip((s[0] for s in labelled), _escape_all([s[0] for s in labelled]), strict=True))
     trays = [s[1] for s in labelled if s[1] is not None]
     trays = dict(zip(trays, _escape_all(trays), strict=True))
+    before, _, after = labels.tray.partition("%(tray)s")
+    tray_head, tray_tail = f" · {before}", f"{after} · {labels.lock['']}"
     rows: list[list[str]] = [[] for _ in aisle.levels]
     for place, space in aisle.spaces:
-        code, tray, holder, css, _status, _known = space
+        code, tray, holder, css, _status, known = space
         if dim is not None and not dim(css):
             css = f"{css} d" if css else "d"
         extra = highlight.get(code) if highlight else None
@@ -384,6 +386,9 @@ def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | N
             label = labels.of(space, codes[code], trays.get(tray))
             out.append(f'<a href="{href}{holder}/" aria-label="{label}"><title>{label}</title>'
                        f'<rect x="{x}" class="{css}"/></a>')
+        elif tray is not None and holder is None and known:  # most spaces with a label: a tray, no lock
+            out.append(f'<rect x="{x}" class="{css}"><title>{codes[code]}{tray_head}{trays[tray]}{tray_tail}'
+                       '</title></rect>')
         elif tray is not None or holder is not None or extra:
             out.append(f'<rect x="{x}" class="{css}"><title>{labels.of(space, codes[code], trays.get(tray))}'
                        '</title></rect>')
