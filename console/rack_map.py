@@ -1,10 +1,12 @@
 """The rack map: cargo spaces as a grid per aisle (README, "Rack map").
 
 Space codes are split by SPACE_CODE_PATTERN into aisle, level and position; codes that do not
-match are kept in `RackMap.unmatched` and listed beside the map, never dropped. The data comes
-from two set-based statements (console/rack_map_sql.py); the SVG is built here as one string
-per aisle, not by a template loop per space, so 20,000 spaces render in tens of milliseconds.
-Every value from the database is escaped before it enters the markup.
+match are kept in `RackMap.unmatched` and listed beside the map, never dropped. The whole map
+comes from two set-based statements (console/rack_map_sql.py); one aisle reads only its own
+spaces, found through a code index that is read again only when the set of codes changes. The
+SVG is built here as one string per aisle, not by a template loop per space, so 20,000 spaces
+render in tens of milliseconds. Every value from the database is escaped before it enters the
+markup.
 """
 
 import html

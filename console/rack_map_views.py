@@ -1,12 +1,14 @@
 """The rack map page (/map/): the map of every aisle, or its table view, filtered by aisle and
 state. A bad filter value answers 400 naming the field; nothing is ever changed here."""
 
+from collections import Counter
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext, gettext_lazy
 
-from console.rack_map import STATES, rack_map, render_aisle, render_table
+from console.rack_map import STATES, RackMap, code_index, rack_map, render_aisle, render_table
 from console.views import console_page, render_page
 
 VIEWS = {"map": gettext_lazy("Map"), "table": gettext_lazy("Table")}
@@ -25,12 +27,14 @@ def rack_map_page(request):
     valid = form.is_valid()
     data = form.cleaned_data if valid else {}
     aisle, state, view = data.get("aisle") or "", data.get("state") or "", data.get("view") or "map"
-    rack = rack_map(aisle=aisle, state=state)
-    if valid and aisle and aisle not in rack.aisle_names:
+    names = code_index(settings.SPACE_CODE_PATTERN).names if aisle or not valid else None
+    if valid and aisle and aisle not in names:
         form.add_error("aisle", gettext("There is no aisle %(aisle)s on the map.") % {"aisle": aisle})
         valid = False
-    if not valid:
-        rack.aisles, rack.crossing = [], []
+    if valid:
+        rack = rack_map(aisle=aisle, state=state)
+    else:  # nothing drawn: the form with its error, and the aisles to choose from
+        rack = RackMap(aisles=[], aisle_names=names, unmatched=[], crossing=[], counts=Counter(), total=0)
     filters = {k: v for k, v in (("aisle", aisle), ("state", state)) if v}
     context = {
         "form": form, "rack": rack, "view": view, "states": STATES,

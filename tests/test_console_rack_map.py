@@ -157,6 +157,7 @@ def test_the_aisle_and_state_filters(supervisor_client, floor, wms):
 
 @pytest.mark.parametrize("query,field", [
     ("state=broken", "state"), ("view=pdf", "view"), ("aisle=Z99", "aisle"), ("aisle=" + "A" * 41, "aisle"),
+    ("aisle=A0%001", "aisle"), ("state=%00", "state"), ("view=table&state=Paused", "state"),
 ])
 def test_a_bad_filter_answers_400_naming_the_field(supervisor_client, floor, query, field):
     response = supervisor_client.get(f"/map/?{query}")
@@ -164,6 +165,7 @@ def test_a_bad_filter_answers_400_naming_the_field(supervisor_client, floor, que
     html = response.content.decode()
     assert f"(<code>{field}</code>)" in html
     assert not svgs(html)
+    assert '<option value="A01">A01</option>' in html  # the form still offers every aisle
 
 
 def test_the_table_view_labels_every_space(supervisor_client, floor):
