@@ -19,6 +19,7 @@ less for one aisle.
 import argparse
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -368,7 +369,9 @@ def run_map(args) -> None:
     client.force_login(User.objects.get(username="supervisor"))
     paths = {"rack map, whole": ["/map/"],
              "rack map, one aisle": [f"/map/?aisle=A{a:02d}" for a in range(1, AISLES + 1)]}
-    sizes = {name: len(client.get(p[0]).content) for name, p in paths.items()}
+    pages = {name: client.get(p[0]).content for name, p in paths.items()}
+    sizes = {name: (len(page), sum(len(svg) for svg in re.findall(rb'<svg class="rk" .*?</svg>', page, re.S)))
+             for name, page in pages.items()}
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
     for variants in paths.values():  # warm-up
         time_requests(client, [(variants[i % len(variants)], {}) for i in range(5)])
@@ -385,7 +388,7 @@ def run_map(args) -> None:
         target = MAP_TARGETS_MS[name]
         verdict = "meets" if p95 <= target else "MISSES"
         print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 <= {target:.0f} ms: {verdict}"
-              f"   page {sizes[name] / 1024:,.0f} KiB")
+              f"   page {sizes[name][0] / 1024:,.0f} KiB, SVG {sizes[name][1] / 1024:,.0f} KiB")
     print(f"load average at the end {_load()}")
 
 
