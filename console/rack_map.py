@@ -400,7 +400,7 @@ def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | N
             out.append(f'<rect x="{x}"/>')
 
     parts = [f'<svg class="rk" viewBox="0 0 {width} {height}" width="{round(width * scale)}" '
-             f'height="{round(height * scale)}" aria-label="{name}">', '<g class="ax">']
+             f'height="{round(height * scale)}" role="group" aria-label="{name}">', '<g class="ax" aria-hidden="true">']
     step = 1 if max(len(p) for p in aisle.positions) <= 2 else 5
     for i, pos in enumerate(aisle.positions):
         if i % step == 0:

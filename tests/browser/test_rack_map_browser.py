@@ -75,11 +75,13 @@ def test_a_supervisor_sees_the_paused_workflow_on_the_map_and_opens_it(browser, 
     assert source.locator("rect").evaluate("e => getComputedStyle(e).fill") == PAUSED_RED
     expect(page.locator(f'svg.rk path.ar:has(title:text("workflow #{floor.workflow_id} step 1"))')).to_have_count(1)
     expect(page.locator("#rk-unmatched")).to_contain_text("DOCK-1")
+    # Screen readers reach each locked space as a link named by its label.
+    label = f"{move.source} · tray {move.tray_code} · locked by paused workflow #{floor.workflow_id}"
+    expect(page.get_by_role("group", name="A01").get_by_role("link", name=label, exact=True)).to_have_count(1)
     source.focus()
     expect(source).to_be_focused()
     # Focus and hover show the space's label in the status line (the tooltip never shows on focus).
-    expect(page.locator("#rk-status")).to_have_text(
-        f"{move.source} · tray {move.tray_code} · locked by paused workflow #{floor.workflow_id}")
+    expect(page.locator("#rk-status")).to_have_text(label)
     page.locator('svg.rk[aria-label="W01"] rect.o', has=page.locator("title", has_text="W01-4-3 ·")).hover()
     expect(page.locator("#rk-status")).to_have_text(re.compile(r"^W01-4-3 · tray TW4-3 · not locked$"))
     page.screenshot(path=artifacts / "rack-map-desktop.png", full_page=True)
