@@ -256,7 +256,7 @@ def code_index(pattern: str) -> CodeIndex:
 def _spaces_query(*, aisle: str, only_aisles: list[str] | None, pattern: str) -> tuple[str, dict, CodeIndex | None]:
     """The statement reading the spaces needed: every one for the whole map; one aisle's (and the
     unmatched codes) through the code index; for the workflow page, its aisles by prefix when the
-    pattern puts the aisle first, else every space (the pattern alone decides what an aisle is)."""
+    pattern puts the aisle first (no index needed), else through the code index too."""
     sql = rack_map_sql.RACK_MAP_SPACES
     if aisle:
         index = code_index(pattern)
@@ -267,6 +267,11 @@ def _spaces_query(*, aisle: str, only_aisles: list[str] | None, pattern: str) ->
         likes = [re.sub(r"([\\%_])", r"\\\1", a) + "%" for a in only_aisles]
         return (sql.format(spaces=rack_map_sql.OF_PREFIXES_SPACES, locks=rack_map_sql.OF_PREFIXES_LOCKS),
                 {"likes": likes}, None)
+    if only_aisles:
+        index = code_index(pattern)
+        codes = [c for a in only_aisles for c in index.codes.get(a, [])]
+        return (sql.format(spaces=rack_map_sql.OF_CODES_SPACES, locks=rack_map_sql.OF_CODES_LOCKS),
+                {"codes": codes}, index)
     return sql.format(spaces=rack_map_sql.ALL_SPACES, locks=rack_map_sql.ALL_LOCKS), {}, None
 
 

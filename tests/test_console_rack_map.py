@@ -208,6 +208,17 @@ def test_the_workflow_page_shows_its_aisle_with_source_and_target(supervisor_cli
     assert 'href="/map/?aisle=A01"' in html
 
 
+def test_the_small_map_finds_its_aisle_with_a_pattern_that_does_not_start_with_it(supervisor_client, floor,
+                                                                                   settings):
+    p = floor["paused"]
+    settings.SPACE_CODE_PATTERN = r"(?:^)(?P<aisle>[A-Z]\d+)-(?P<level>\d+)-(?P<position>\d+)$"  # no prefix
+    html = supervisor_client.get(f"/workflows/{p.workflow_id}/").content.decode()
+    (mini,) = svgs(html).values()
+    spaces = labelled_spaces(mini)
+    assert spaces[p.moves[0].source]["class"] == "p o hs" and spaces[p.moves[0].target]["class"] == "p ht"
+    assert len(list(mini.iter("rect"))) == 15
+
+
 def test_the_map_needs_a_console_role(client, personas):
     assert client.get("/map/").status_code == 302
     client.force_login(personas["norole"])
