@@ -1,4 +1,5 @@
-"""Server-side latency of the supervisor console with 20,000 paused workflows.
+"""Server-side latency of the supervisor console with 20,000 paused workflows, and of the
+rack map with 20,000 cargo spaces.
 
 Builds its own embedded PostgreSQL in /tmp (never the development database), fills it with
 paused workflows whose evidence is real (every pause reason, journaled decisions, locks),
@@ -6,12 +7,19 @@ then times the paused-list fragment, the paused-list page and the workflow page 
 Django test client (the whole Django stack, no network). Prints p50/p95 per run and the
 median over the runs. Targets: p95 < 25 ms for the fragment, < 60 ms for the full page.
 
-    .venv/bin/python bench/console.py [--workflows 20000] [--runs 5] [--requests 200]
+Then it replaces the WMS rows with a rack of --spaces cargo spaces (50 aisles, codes matching
+SPACE_CODE_PATTERN; trays, paused, active and stalled locks) and times /map/ (the whole map) and
+/map/?aisle=... (one aisle), printing the page size. Targets: p95 <= 150 ms for the whole map,
+less for one aisle.
+
+    .venv/bin/python bench/console.py [--workflows 20000] [--runs 5] [--requests 200] [--spaces 20000]
+    .venv/bin/python bench/console.py --map-only       # just the rack map
 """
 
 import argparse
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -22,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGETS_MS = {"paused-list fragment": 25.0, "workflow page": 60.0, "paused-list page": 60.0}
+MAP_TARGETS_MS = {"rack map, whole": 150.0, "rack map, one aisle": 50.0}
 
 
 def setup_django(db_dir: str | None) -> str:
@@ -199,6 +208,9 @@ def main() -> None:
     parser.add_argument("--workflows", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--requests", type=int, default=200, help="requests per scenario per run")
+    parser.add_argument("--spaces", type=int, default=20_000, help="cargo spaces on the rack map")
+    parser.add_argument("--map-requests", type=int, default=40, help="rack map requests per scenario per run")
+    parser.add_argument("--map-only", action="store_true", help="only the rack map")
     parser.add_argument("--db-dir", help="embedded PostgreSQL folder (default: a new one in /tmp)")
     parser.add_argument("--keep", action="store_true", help="leave the database server running")
     args = parser.parse_args()
@@ -206,8 +218,11 @@ def main() -> None:
     db_dir = setup_django(args.db_dir)
     print(f"database: embedded PostgreSQL in {db_dir}; load average {_load()} ({os.cpu_count()} CPUs)")
     try:
-        build(args.workflows)
-        run(args)
+        if not args.map_only:
+            build(args.workflows)
+            run(args)
+        build_rack(args.spaces)
+        run_map(args)
     finally:
         if not args.keep:
             from django.conf import settings
@@ -275,6 +290,106 @@ def run(args) -> None:
     print(f"\nload average at the end {_load()}: other processes on the machine inflate these figures")
     if not ok:
         print("at least one target missed")
+
+
+# --- the rack map ------------------------------------------------------------------------------
+
+AISLES, LEVELS = 50, 20
+
+RACK_SQL = [
+    # AISLES aisles of LEVELS levels; as many positions as make %(spaces)s spaces. Three in five hold a tray.
+    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+       SELECT format('A%%s-%%s-%%s', lpad(a::text, 2, '0'), lpad(l::text, 2, '0'), lpad(p::text, 2, '0')),
+              CASE WHEN mod(a + l + p, 5) < 3 THEN format('T%%s-%%s-%%s', a, l, p) END
+       FROM generate_series(1, %(aisles)s) AS a, generate_series(1, %(levels)s) AS l,
+            generate_series(1, %(positions)s) AS p""",
+    # Two-step workflows, one per 10 spaces: a quarter paused, the rest active; each moves a tray
+    # one level up in its aisle (every 20th paused one to the next aisle).
+    """INSERT INTO alg.tidy_workflow (workflow_id, origin, status, pause_reason, updated_at)
+       SELECT g, 'AUTOMATIC', CASE WHEN mod(g, 4) = 0 THEN 'PAUSED_RECOVERY' ELSE 'ACTIVE' END,
+              CASE WHEN mod(g, 4) = 0 THEN 'RECOVERY_JOB_MISSING' END, now() - g * interval '1 second'
+       FROM generate_series(1, %(workflows)s) AS g""",
+    """INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, status)
+       SELECT g, 1, 'W' || g,
+              format('A%%s-%%s-%%s', lpad(a::text, 2, '0'), lpad(l::text, 2, '0'), lpad(p::text, 2, '0')),
+              CASE WHEN mod(g, 80) = 0  -- across aisles, to positions no other step uses
+                   THEN format('A%%s-%%s-%%s', lpad((mod(a, %(aisles)s) + 1)::text, 2, '0'),
+                               lpad((l + 1)::text, 2, '0'), lpad((p + 10)::text, 2, '0'))
+                   ELSE format('A%%s-%%s-%%s', lpad(a::text, 2, '0'), lpad((l + 1)::text, 2, '0'),
+                               lpad(p::text, 2, '0')) END,
+              CASE WHEN mod(g, 4) = 0 THEN 'PAUSED_RECOVERY' ELSE 'DISPATCHED' END
+       FROM (SELECT g, 1 + mod(g, %(aisles)s) AS a, 1 + 2 * mod(g / %(aisles)s, %(levels)s / 2) AS l,
+                    1 + g / (%(aisles)s * %(levels)s / 2) AS p
+             FROM generate_series(1, %(workflows)s) AS g) AS x""",
+    """INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
+       SELECT workflow_id, cargo_space_id FROM alg.tidy_step
+       UNION SELECT workflow_id, target_cargo_space_id FROM alg.tidy_step""",
+    # Jobs of the active ones; every third has not changed for an hour (stalled).
+    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, updated_at)
+       SELECT 'TDY-' || s.workflow_id || '-' || s.step_id, 28, 2, s.tray_code, s.cargo_space_id,
+              s.target_cargo_space_id, now() - CASE WHEN mod(s.workflow_id, 3) = 0 THEN interval '1 hour'
+                                                   ELSE interval '1 minute' END
+       FROM alg.tidy_step AS s WHERE s.status = 'DISPATCHED'""",
+    # A few codes the pattern cannot place (listed beside the map).
+    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+       SELECT 'DOCK-' || g, NULL FROM generate_series(1, 5) AS g""",
+    "ANALYZE",
+]
+
+
+def build_rack(spaces: int) -> None:
+    from django.core.management import call_command
+    from django.db import connection, transaction
+
+    from recovery.scenarios import truncate_wms_tables
+
+    if spaces % (AISLES * LEVELS) or spaces < 15 * AISLES * LEVELS:
+        raise SystemExit(f"--spaces must be a multiple of {AISLES * LEVELS}, at least {15 * AISLES * LEVELS}")
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("wms_schema", verbosity=0)
+    started = time.monotonic()
+    params = {"aisles": AISLES, "levels": LEVELS, "positions": spaces // (AISLES * LEVELS),
+              "workflows": spaces // 10}
+    with transaction.atomic(), connection.cursor() as cursor:
+        truncate_wms_tables()
+        for sql in RACK_SQL:
+            cursor.execute(sql, params)
+    print(f"\nbuilt a rack of {spaces} cargo spaces ({AISLES} aisles x {LEVELS} levels x {params['positions']} "
+          f"positions, {spaces // 10} workflows) in {time.monotonic() - started:.1f} s")
+
+
+def run_map(args) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from console.demo import ensure_demo_users
+
+    ensure_demo_users()
+    client = Client()
+    client.force_login(User.objects.get(username="supervisor"))
+    paths = {"rack map, whole": ["/map/"],
+             "rack map, one aisle": [f"/map/?aisle=A{a:02d}" for a in range(1, AISLES + 1)]}
+    pages = {name: client.get(p[0]).content for name, p in paths.items()}
+    sizes = {name: (len(page), sum(len(svg) for svg in re.findall(rb'<svg class="rk" .*?</svg>', page, re.S)))
+             for name, page in pages.items()}
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
+    for variants in paths.values():  # warm-up
+        time_requests(client, [(variants[i % len(variants)], {}) for i in range(5)])
+    for run_no in range(1, args.runs + 1):
+        for name, variants in paths.items():
+            times = time_requests(client, [(variants[i % len(variants)], {}) for i in range(args.map_requests)])
+            results[name].append((percentile(times, 50), percentile(times, 95)))
+        line = ", ".join(f"{name} p50 {r[-1][0]:.1f} / p95 {r[-1][1]:.1f} ms" for name, r in results.items())
+        print(f"run {run_no}: {line}")
+    print(f"\nmedian of {args.runs} runs, {args.map_requests} requests each, {args.spaces} cargo spaces:")
+    for name, runs in results.items():
+        p50 = statistics.median(r[0] for r in runs)
+        p95 = statistics.median(r[1] for r in runs)
+        target = MAP_TARGETS_MS[name]
+        verdict = "meets" if p95 <= target else "MISSES"
+        print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 <= {target:.0f} ms: {verdict}"
+              f"   page {sizes[name][0] / 1024:,.0f} KiB, SVG {sizes[name][1] / 1024:,.0f} KiB")
+    print(f"load average at the end {_load()}")
 
 
 def _load() -> str:

@@ -5,6 +5,7 @@ the program at start instead of surfacing later as a confusing error.
 """
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -54,6 +55,21 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
     if maximum is not None and value > maximum:
         raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def env_regex(name: str, default: str, *, groups: tuple[str, ...] = ()) -> str:
+    """A regular expression that must compile and define every one of `groups` as a named group."""
+    raw = os.environ.get(name)
+    value = default if raw is None or raw.strip() == "" else raw.strip()
+    try:
+        compiled = re.compile(value)
+    except re.error as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid regular expression ({exc}), got {value!r}") from None
+    missing = [g for g in groups if g not in compiled.groupindex]
+    if missing:
+        wanted = ", ".join(f"(?P<{g}>...)" for g in missing)
+        raise ImproperlyConfigured(f"{name} must have the named groups {wanted}, got {value!r}")
     return value
 
 

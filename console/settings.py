@@ -17,6 +17,7 @@ from console.env import (
     env_int,
     env_list,
     env_proxy_ssl_header,
+    env_regex,
     env_secret,
     env_str,
     env_times,
@@ -156,8 +157,6 @@ STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1, maximum=
 SHIFT_STARTS = env_times("SHIFT_STARTS", "06:00,14:00,22:00")
 
 # --- notifications (console/notifications; README "Notifications") -------------------------
-# An ACTIVE workflow whose current job has not changed for this long is stalled.
-STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
 # An unacknowledged notification escalates to shift leads after this long.
 ESCALATE_AFTER_MINUTES = env_int("ESCALATE_AFTER_MINUTES", 30, minimum=1)
 NOTIFY_EMAIL_TO = env_list("NOTIFY_EMAIL_TO", [])
@@ -184,6 +183,11 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "tidy-console@localhost")
+
+# How a cargo space code splits into aisle, level and position for the rack map (/map/); codes
+# that do not match are listed beside the map.
+SPACE_CODE_PATTERN = env_regex("SPACE_CODE_PATTERN", r"^(?P<aisle>[A-Z]\d+)-(?P<level>\d+)-(?P<position>\d+)$",
+                               groups=("aisle", "level", "position"))
 
 # --- time -----------------------------------------------------------------------------------
 TIME_ZONE = env_str("WAREHOUSE_TIME_ZONE", "UTC")

@@ -2,13 +2,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import floor_views, security_views, views
+from console import floor_views, rack_map_views, security_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("paused/", views.paused_workflows, name="paused-workflows"),
     path("workflows/<int:workflow_id>/", views.workflow_detail, name="workflow-detail"),
     path("locks/", views.locks, name="locks"),
+    path("map/", rack_map_views.rack_map_page, name="rack-map"),
     path("reason-codes/", views.reason_codes, name="reason-codes"),
     path("recovery/", views.recovery_health, name="recovery-health"),
     path("flow/", views.flow_health, name="flow-health"),

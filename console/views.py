@@ -15,6 +15,7 @@ from console import floor, roles, selectors
 from console.charts import bar_chart, line_chart
 from console.evidence_card import build_evidence_card
 from console.forms import LocksForm, PausedListForm
+from console.rack_map import workflow_map
 from console.reason_codes import CATALOG, REASON_ORDER, Correction
 from console.repair.selectors import repair_panel
 
@@ -101,6 +102,7 @@ def workflow_detail(request, workflow_id: int):
         "reason": reason,
         # The repair panel sits outside the refreshed fragments: built for the whole page only.
         "repair_panel": None if wants_fragment(request) else repair_panel(user=request.user, workflow_id=workflow_id),
+        "rack_minis": workflow_map(workflow_id=workflow_id, steps=[t.step for t in detail.timeline]),
     })
 
 
