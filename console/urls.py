@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import views
+from console import health, metrics, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -12,7 +12,10 @@ urlpatterns = [
     path("reason-codes/", views.reason_codes, name="reason-codes"),
     path("recovery/", views.recovery_health, name="recovery-health"),
     path("flow/", views.flow_health, name="flow-health"),
-    path("health", views.health, name="health"),
+    # Probes and the Prometheus scrape: no sign-in (docs/architecture.md "Operations").
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
