@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -141,6 +141,12 @@ def metrics(request):
         return response
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ConsoleCollector())
-    response = HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+    try:
+        body = generate_latest(registry)
+    except DatabaseError as exc:
+        # The scrape fails (Prometheus sets up=0) and says why, without a stack trace page.
+        return HttpResponse(f"the database did not answer: {type(exc).__name__}\n", status=503,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
     response["Cache-Control"] = "no-store"
     return response

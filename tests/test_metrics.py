@@ -170,3 +170,19 @@ def test_the_metrics_queries_use_their_index(wms, statement, index):
         finally:
             cursor.execute("RESET enable_seqscan")
     assert index in plan, plan
+
+
+def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional_db, client):
+    """A real lock: the scrape's statement timeout ends the wait and the scrape says so."""
+    from recovery.lease import connect_direct
+
+    holder = connect_direct("tidy-test-lock-holder")
+    holder.autocommit = False
+    try:
+        holder.execute("LOCK TABLE recovery_recoverycycle IN ACCESS EXCLUSIVE MODE")
+        response = client.get("/metrics")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert response.status_code == 503
+    assert b"the database did not answer" in response.content
