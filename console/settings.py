@@ -119,7 +119,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))  # filled by `manage.py release`
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -149,7 +149,7 @@ Q_CLUSTER = {
     "label": "Task queue",
 }
 
-# --- operations: health, metrics, logs, cache, retention (docs/architecture.md "Operations") ---
+# --- operations: health, metrics, logs, cache, retention (README "Operations") ---
 # /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set.
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # An ACTIVE workflow whose current job has not changed for this long is "stalled".

@@ -12,7 +12,7 @@ urlpatterns = [
     path("reason-codes/", views.reason_codes, name="reason-codes"),
     path("recovery/", views.recovery_health, name="recovery-health"),
     path("flow/", views.flow_health, name="flow-health"),
-    # Probes and the Prometheus scrape: no sign-in (docs/architecture.md "Operations").
+    # Probes and the Prometheus scrape: no sign-in (README "Operations").
     path("health/live", health.live, name="health-live"),
     path("health/ready", health.ready, name="health-ready"),
     path("metrics", metrics.metrics, name="metrics"),
