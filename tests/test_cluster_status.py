@@ -1,6 +1,7 @@
 """`manage.py cluster_status`: the qclusters seen through the shared database cache."""
 
 import io
+import re
 from datetime import timedelta
 
 from django.core.management import call_command
@@ -27,4 +28,4 @@ def test_it_lists_a_cluster_another_process_reported(transactional_db):
     assert "clusters: 1" in text
     assert "cluster-on-another-machine  host node-2  Idle  workers 2" in text
     assert "tidy-journal-retention  recovery.retention.journal_retention_run" in text
-    assert "recovery: last success 4 s ago" in text and "STALE" not in text
+    assert re.search(r"recovery: last success [4-9] s ago\n", text) and "STALE" not in text
