@@ -73,8 +73,8 @@ def _environment(static_root: Path) -> dict:
         "WCS_CALLBACK_TOKEN": CALLBACK_TOKEN,
         "METRICS_TOKEN": METRICS_TOKEN,
         "STATIC_ROOT": str(static_root),
-        # A tiny stale window (2 x 1 s), so the test sees readiness fail without waiting minutes.
-        "RECOVERY_INTERVAL_SECONDS": "1",
+        # A tiny stale window (2 x 2 s), so the test sees readiness fail without waiting minutes.
+        "RECOVERY_INTERVAL_SECONDS": "2",
         "RECOVERY_STALE_AFTER_INTERVALS": "2",
         "WEB_CONCURRENCY": "2",
         "PYTHONUNBUFFERED": "1",
@@ -124,7 +124,7 @@ def test_readiness_follows_the_recovery_cycles(production, transactional_db):
     ready = production.get("/health/ready")
     assert ready.status == 200, ready.body
     assert ready.json()["status"] == "ok"
-    time.sleep(2.5)  # cycles stop: past the 2 s stale window
+    time.sleep(4.5)  # cycles stop: past the 4 s stale window
     stale = production.get("/health/ready")
     assert stale.status == 503
     assert stale.json()["status"] == "fail" and stale.json()["checks"]["recovery"]["status"] == "fail"
