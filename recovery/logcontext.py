@@ -8,7 +8,6 @@ so each line of one request or one cycle can be found together. `workflow_id`, `
 No Django import here: deploy/gunicorn.conf.py builds its logging from `logging_config` too.
 """
 
-import contextlib
 import logging
 import os
 from contextvars import ContextVar
@@ -37,13 +36,13 @@ class ContextFilter(logging.Filter):
         return True
 
 
-@contextlib.contextmanager
-def bound(var: ContextVar, value):
-    token = var.set(value)
-    try:
-        yield
-    finally:
-        var.reset(token)
+class TextFormatter(logging.Formatter):
+    """The text format for a developer's terminal: `-` where no request id is known."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if getattr(record, "request_id", None) is None:
+            record = logging.makeLogRecord({**record.__dict__, "request_id": "-"})
+        return super().format(record)
 
 
 def default_log_format(*, debug: bool) -> str:
@@ -75,7 +74,8 @@ def logging_config(*, log_format: str, level: str = "INFO", gunicorn: bool = Fal
             "rename_fields": {"levelname": "level", "name": "logger"},
             "timestamp": "ts",
         },
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "text": {"()": "recovery.logcontext.TextFormatter",
+                 "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
     }
     config = {
         "version": 1,

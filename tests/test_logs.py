@@ -95,3 +95,22 @@ def test_a_repair_attempt_is_one_line_after_its_audit_row(repair_db, operator, c
 ])
 def test_the_format_is_json_unless_debug_is_on(environ, expected):
     assert log_format_from_environ(environ) == expected
+
+
+def test_the_text_format_shows_the_request_id_or_a_dash():
+    from recovery.logcontext import TextFormatter, request_id_var
+
+    spec = logging_config(log_format="text")["formatters"]["text"]
+    formatter = TextFormatter(spec["format"])
+    context = ContextFilter()
+    record = logging.makeLogRecord({"name": "x", "levelname": "INFO", "msg": "hello"})
+    request_id_var.set(None)
+    context.filter(record)
+    assert formatter.format(record).endswith("INFO x [-] hello")
+    token = request_id_var.set("req-1")
+    try:
+        record = logging.makeLogRecord({"name": "x", "levelname": "INFO", "msg": "hello"})
+        context.filter(record)
+        assert formatter.format(record).endswith("INFO x [req-1] hello")
+    finally:
+        request_id_var.reset(token)

@@ -67,3 +67,29 @@ def test_a_bad_operations_value_stops_the_program(env, message):
     result = _manage("check", DATABASE_URL="postgresql://localhost/tidy", SECRET_KEY="x", **env)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+@pytest.mark.parametrize("statement,index", [
+    ("DELETE_DECISIONS", "recovery_decision_time_idx"),
+    ("DELETE_CYCLES", "recovery_cycle_started_idx"),
+    ("DELETE_CALLBACK_RECEIPTS", "callback_receipt_time_idx"),
+    ("DELETE_OUTBOUND_REQUESTS", "outbound_http_time_idx"),
+    ("FOLD_CALLBACKS", "callback_receipt_time_idx"),
+    ("FOLD_DECISIONS", "recovery_decision_time_idx"),
+])
+def test_each_retention_statement_finds_its_rows_through_a_time_index(transactional_db, statement, index):
+    """Sequential scans priced out, the plan names the index that serves the statement."""
+    from django.db import connection
+
+    from recovery import retention_sql
+
+    params = {"before": timezone.now(), "batch": 1000, "since": timezone.now() - timedelta(days=1),
+              "until": timezone.now()}
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            cursor.execute("EXPLAIN " + getattr(retention_sql, statement), params)
+            plan = "\n".join(r[0] for r in cursor.fetchall())
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert index in plan, plan
