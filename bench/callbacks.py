@@ -148,7 +148,7 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
             raise SystemExit(f"gunicorn exited with {proc.returncode}")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/health")
+            conn.request("GET", "/health/live")
             conn.getresponse().read()
             return proc
         except OSError:

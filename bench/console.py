@@ -39,6 +39,7 @@ def setup_django(db_dir: str | None) -> str:
     os.environ["EMBEDDED_DB_DIR"] = db_dir or tempfile.mkdtemp(prefix="tidy-bench-console-", dir="/tmp")
     os.environ.setdefault("DEBUG", "false")  # production-like: cached templates, no query log
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("STATIC_MANIFEST", "false")  # no collectstatic here: plain static names
     os.environ["DJANGO_SETTINGS_MODULE"] = "console.settings"
     import django
 

@@ -15,4 +15,9 @@ class ConsoleConfig(AppConfig):
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)
         # Signal receivers (role changes, the lockout log line) and the database-role checks.
-        from console import db_role_checks, role_audit, security  # noqa: F401
+        from console import (  # noqa: F401
+            db_role_checks,
+            role_audit,
+            security,
+            signals,  # noqa: F401  (logs each repair attempt)
+        )

@@ -430,3 +430,117 @@ WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_pau
   AND s.status = 'PAUSED_RECOVERY'
 ORDER BY s.workflow_id, s.step_no
 """
+
+
+
+# --- health and metrics (console/health.py, console/metrics.py) -----------------------------
+# Read at every probe and scrape, so each is served by an index and touches few rows.
+
+# Bounds a scrape that meets a locked table or a slow server (SET LOCAL: this transaction only).
+METRICS_STATEMENT_TIMEOUT = """
+SET LOCAL statement_timeout = '5s'
+"""
+
+LAST_SUCCESS_AGE = """
+SELECT extract(epoch FROM now() - finished_at)::float8 AS age_seconds
+FROM recovery_recoverycycle
+WHERE outcome = 'SUCCEEDED'                                 -- recovery_re_outcome_760dfc_idx
+ORDER BY finished_at DESC
+LIMIT 1
+"""
+
+LAST_CYCLE_DURATION = """
+SELECT duration_ms
+FROM recovery_recoverycycle
+WHERE finished_at IS NOT NULL
+ORDER BY started_at DESC                                    -- recovery_cycle_started_idx
+LIMIT 1
+"""
+
+WORKFLOW_COUNTS = """
+SELECT status,
+       pause_reason,
+       count(*) AS workflows,
+       extract(epoch FROM now() - min(updated_at))::float8 AS oldest_age_seconds
+FROM alg.tidy_workflow
+WHERE status IN ('ACTIVE', 'PAUSED_RECOVERY')               -- tidy_workflow_status_idx
+GROUP BY status, pause_reason
+"""
+
+RETAINED_LOCKS = """
+SELECT count(*)
+FROM alg.tidy_space_lock AS l
+JOIN alg.tidy_workflow AS w
+  ON w.workflow_id = l.workflow_id
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_paused_idx
+"""
+
+JOB_BACKLOG = """
+SELECT count(*),
+       extract(epoch FROM now() - min(created_at))::float8 AS oldest_age_seconds
+FROM mydo_job
+WHERE in_or_out = 28
+"""
+
+# Parameter: %(stalled_after_minutes)s. ACTIVE workflows whose current step (the first one not
+# COMPLETED) has its deterministic job active in status 1-3 and unchanged for that long.
+STALLED_WORKFLOWS = """
+SELECT count(*)
+FROM alg.tidy_workflow AS w
+JOIN LATERAL (
+    SELECT st.step_id
+    FROM alg.tidy_step AS st
+    WHERE st.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+      AND st.status IS DISTINCT FROM 'COMPLETED'
+    ORDER BY st.step_no
+    LIMIT 1
+) AS s ON true
+JOIN mydo_job AS j
+  ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id   -- mydo_job_pkey
+WHERE w.status = 'ACTIVE'                                   -- tidy_workflow_active_idx
+  AND j.status IN (1, 2, 3)
+  AND j.updated_at < now() - make_interval(mins => %(stalled_after_minutes)s)
+"""
+
+# Counters: the totals folded by recovery.retention plus the rows newer than its watermark
+# (callback_receipt_time_idx / recovery_decision_time_idx), so they survive row deletion.
+CALLBACK_COUNTS = """
+SELECT endpoint,
+       outcome,
+       sum(n)::bigint AS total
+FROM (
+    SELECT label1 AS endpoint, label2 AS outcome, total AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'callbacks'
+    UNION ALL
+    SELECT endpoint, outcome, count(*)
+    FROM recovery_callbackreceipt
+    WHERE received_at >= coalesce((SELECT folded_before
+                                   FROM recovery_journalfold
+                                   WHERE journal = 'callbacks'), '-infinity')
+    GROUP BY endpoint, outcome
+) AS counted
+GROUP BY endpoint, outcome
+"""
+
+# Decisions of the background recovery (source RECOVERY); callbacks and repairs journal theirs
+# with another source.
+RECOVERY_DECISION_COUNTS = """
+SELECT action,
+       sum(n)::bigint AS total
+FROM (
+    SELECT label1 AS action, total AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'decisions'
+      AND label2 = 'RECOVERY'
+    UNION ALL
+    SELECT action, count(*)
+    FROM recovery_recoverydecision
+    WHERE source = 'RECOVERY'
+      AND decided_at >= coalesce((SELECT folded_before
+                                  FROM recovery_journalfold
+                                  WHERE journal = 'decisions'), '-infinity')
+    GROUP BY action
+) AS counted
+GROUP BY action
+"""

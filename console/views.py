@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -147,11 +147,3 @@ def flow_health(request):
         "completions_chart": bar_chart([(m, c) for m, _, c in flow.per_minute]),
     })
 
-
-def health(request):
-    cycle = selectors.last_cycle()
-    return JsonResponse({
-        "last_cycle": cycle.pk if cycle else None,
-        "last_cycle_outcome": cycle.outcome if cycle else None,
-        "last_cycle_finished_at": cycle.finished_at.isoformat() if cycle and cycle.finished_at else None,
-    })

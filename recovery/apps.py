@@ -6,4 +6,5 @@ class RecoveryConfig(AppConfig):
     verbose_name = "Tidy recovery"
 
     def ready(self):
-        from recovery import signals  # noqa: F401  (connects the cluster start-up cycle)
+        # Connect the receivers: the cluster start-up cycle; a qcluster task's id on its log lines.
+        from recovery import oplog, signals  # noqa: F401

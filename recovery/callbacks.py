@@ -30,6 +30,7 @@ from recovery import wms_sql
 from recovery.decisions import Action, Rule, decide
 from recovery.evidence import ACTIVE_JOB_STATUSES, evidence_for_workflow_under_lock
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
+from recovery.oplog import log_callback_outcome
 from recovery.prepared import run_prepared
 
 log = logging.getLogger(__name__)
@@ -120,10 +121,11 @@ def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, star
 def callback_receipt_record(*, endpoint: str, result: CallbackResult, payload: Any, started: float,
                             stage: str = "", job_status: int | None = None, event_id: str | None = None) -> None:
     """Write the CallbackReceipt of one request (in the caller's transaction, if any)."""
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+                             job_status=job_status, event_id=event_id)
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, _receipt_params(
-            endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
-            job_status=job_status, event_id=event_id))
+        cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, params)
+    log_callback_outcome(params)
 
 
 def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResult, payload: Any, started: float,
@@ -132,6 +134,7 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
     _, rows = run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    log_callback_outcome(params)
     return _state_from_rows(workflow_id, rows)
 
 

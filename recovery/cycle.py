@@ -14,7 +14,9 @@ from django.utils import timezone
 from recovery import wms_sql
 from recovery.decisions import decide
 from recovery.evidence import evidence_for_active_workflows
+from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
+from recovery.oplog import log_recovery_result
 from recovery.transaction import Outcome, reconcile_workflow
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     cycle = RecoveryCycle.objects.create(started_at=timezone.now(), trigger=trigger,
                                          worker=worker or worker_name())
     report = CycleReport(cycle_id=cycle.pk, succeeded=True)
+    cycle_id_var.set(cycle.pk)  # every line until _finish carries the cycle id
     try:
         classified = evidence_for_active_workflows()
     except Exception as exc:
@@ -75,10 +78,11 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
         except Exception:
             # Never evidence: the transaction rolled back and the workflow stays as it was.
             log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle.pk,
-                          evidence.workflow_id)
+                          evidence.workflow_id, extra={"workflow_id": evidence.workflow_id})
             report.errors += 1
             _reset_broken_connection()
             continue
+        log_recovery_result(cycle_id=cycle.pk, evidence=evidence, result=result)
         if result.outcome is Outcome.APPLIED:
             report.decisions[result.decision.action.value] += 1
             if result.decision.reason:
@@ -118,4 +122,5 @@ def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleR
         report.error_text = report.error_text or f"could not record the cycle: {exc}"
     level = logging.INFO if report.succeeded else logging.ERROR
     log.log(level, report.summary())
+    cycle_id_var.set(None)
     return report

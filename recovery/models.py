@@ -190,7 +190,11 @@ class RecoveryCycle(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["outcome", "-finished_at"])]
+        indexes = [
+            models.Index(fields=["outcome", "-finished_at"]),
+            # The live pages' newest cycles, /health/ready and retention (recovery/retention.py).
+            models.Index(fields=["-started_at"], name="recovery_cycle_started_idx"),
+        ]
 
     def __str__(self):
         return f"cycle {self.pk} {self.outcome}"
@@ -218,7 +222,11 @@ class RecoveryDecision(models.Model):
 
     class Meta:
         ordering = ["-decided_at"]
-        indexes = [models.Index(fields=["workflow_id", "-decided_at"])]
+        indexes = [
+            models.Index(fields=["workflow_id", "-decided_at"]),
+            # The metrics' recent decisions and retention's oldest ones (recovery/retention.py).
+            models.Index(fields=["decided_at"], name="recovery_decision_time_idx"),
+        ]
 
     def __str__(self):
         return f"{self.action} {self.reason} on workflow {self.workflow_id}"
@@ -295,3 +303,35 @@ class OutboundHttpRequest(models.Model):
 
     def __str__(self):
         return f"{self.method} {self.url} -> {self.status or self.error}"
+
+
+# --- journal counters (console-owned) ---------------------------------------------------------
+
+
+class JournalTotal(models.Model):
+    """Counts of journal rows folded in by recovery.retention before old rows are deleted.
+
+    A metric counter (tidy_callbacks_total, tidy_recovery_decisions_total) is this total plus the
+    rows not folded yet (newer than JournalFold.folded_before), so it never goes down when the
+    retention task deletes old rows."""
+
+    journal = models.CharField(max_length=32, help_text="callbacks | decisions")
+    label1 = models.CharField(max_length=64, help_text="callbacks: endpoint; decisions: action")
+    label2 = models.CharField(max_length=64, help_text="callbacks: outcome; decisions: source")
+    total = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["journal", "label1", "label2"], name="journal_total_key")]
+
+    def __str__(self):
+        return f"{self.journal} {self.label1} {self.label2} = {self.total}"
+
+
+class JournalFold(models.Model):
+    """Per journal: every row older than `folded_before` is counted in JournalTotal."""
+
+    journal = models.CharField(max_length=32, primary_key=True)
+    folded_before = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.journal} folded before {self.folded_before}"

@@ -160,9 +160,9 @@ class Processes:
     def start_web(self, name: str = "web", *, port: int | None = None, faults: str | None = None,
                   workers: int = 1, timeout: float = 30.0, wait: bool = True) -> Child:
         port = port or free_port()
-        cmd = [sys.executable, "-m", "gunicorn", "console.wsgi:application", "--bind", f"127.0.0.1:{port}",
-               "--workers", str(workers), "--threads", "4", "--access-logfile", "-", "--graceful-timeout", "3",
-               "--timeout", "120"]
+        cmd = [sys.executable, "-m", "gunicorn", "-c", str(BASE_DIR / "deploy" / "gunicorn.conf.py"),
+               "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--graceful-timeout", "3",
+               "--max-requests", "0"]
         child = self._start(name, "web", cmd, faults=faults, port=port)
         if wait:
             self.wait_http(child, timeout=timeout)

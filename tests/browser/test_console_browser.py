@@ -150,3 +150,18 @@ def test_it_waits_with_the_refresh_while_the_keyboard_is_in_the_list(page, live_
 
     link.blur()
     expect(rows).to_have_count(5, timeout=10_000)
+
+
+def test_it_shows_the_indicator_while_an_htmx_request_runs(page, live_server, floor, settings):
+    settings.CONSOLE_REFRESH_SECONDS = 1
+    sign_in(page, live_server.url, "/paused/")
+    indicator = page.locator("#htmx-indicator")
+    expect(indicator).to_have_css("opacity", "0")
+    held = []
+    page.route("**/paused/**", lambda route: held.append(route))  # the next refresh hangs until released
+    expect(indicator).to_have_class(re.compile(r"\bhtmx-request\b"), timeout=5_000)
+    expect(indicator).to_have_css("opacity", "1")
+    page.unroute("**/paused/**")  # releases the held refresh (and lets later ones through)
+    expect(indicator).not_to_have_class(re.compile(r"\bhtmx-request\b"), timeout=5_000)
+    # No inline style element: htmx's own indicator styles are switched off (a strict CSP refuses them).
+    assert page.locator("head style").count() == 0

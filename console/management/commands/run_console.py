@@ -1,8 +1,11 @@
 """The main job: prepare the database, then run the web server and the qcluster side by side.
 
 Without DATABASE_URL everything runs on the embedded PostgreSQL: the WMS schema is applied and
-demo data loaded on first start. With DATABASE_URL the WMS schema is never applied implicitly
-(docs/architecture.md §1: the WMS owns those tables); the command checks that it exists and says what is missing.
+demo data loaded on first start, and the release step (`manage.py release`: migrations, cache
+table, static files, schedules) runs at every start, since there is no separate deploy. With
+DATABASE_URL the release step runs only with --release (production runs it once per deploy) and
+the WMS schema is never applied implicitly (docs/architecture.md §1: the WMS owns those tables); the command checks that it exists and
+says what is missing. Each start-up step is printed as it runs.
 """
 
 import os
@@ -10,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
@@ -17,9 +21,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
 from console.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
-from console.notifications.schedule import ensure_notification_schedule
-from recovery.schedule import ensure_recovery_schedule
 from recovery.schema import missing_tables
+
+GUNICORN_CONF = Path(settings.BASE_DIR) / "deploy" / "gunicorn.conf.py"
 
 
 class Command(BaseCommand):
@@ -32,35 +36,37 @@ class Command(BaseCommand):
         parser.add_argument("--demo", action="store_true",
                             help="load the demo warehouse into a configured DATABASE_URL (the embedded one always "
                                  "gets it); demo accounts are only ever created on the embedded database")
+        parser.add_argument("--release", action="store_true",
+                            help="run the release step on a configured DATABASE_URL first (the embedded one always)")
 
     def handle(self, *args, **options):
         embedded = settings.EMBEDDED_DATABASE
         demo = embedded or options["demo"]
-        call_command("migrate", interactive=False, verbosity=0)
-        call_command("collectstatic", interactive=False, verbosity=0)  # whitenoise serves STATIC_ROOT
+        if embedded or options["release"]:
+            call_command("release", stdout=self.stdout._out)
+        else:
+            self._step("checking that the release step ran (migrations applied)", _require_release_done)
         if demo:
-            call_command("wms_schema", verbosity=0)
-        elif missing := missing_tables():
-            raise CommandError(f"WMS tables missing in DATABASE_URL: {', '.join(missing)}. "
-                               "They belong to the WMS; for a test database run `manage.py wms_schema`.")
-        ensure_recovery_schedule()
-        ensure_notification_schedule()
+            self._step("applying the WMS schema (demo database)", lambda: call_command("wms_schema", verbosity=0))
+        else:
+            self._step("checking the WMS tables", _require_wms_tables)
         if demo:
-            call_command("wms_demo", "--if-empty")
+            self._step("loading the demo warehouse (first start only)",
+                       lambda: call_command("wms_demo", "--if-empty", stdout=self.stdout._out))
         # Demo warehouse data may go into a configured test database; demo accounts never do.
-        credentials = ensure_demo_users() if embedded else []
+        credentials = self._step("creating the demo users", ensure_demo_users) if embedded else []
         if embedded:
-            ensure_demo_note()
+            self._step("writing the demo's shift note (first start only)", ensure_demo_note)
         elif demo:
             self.stderr.write(self.style.WARNING(DEMO_USERS_REFUSED))
 
         # Links in notifications point at this server unless CONSOLE_BASE_URL says otherwise.
         os.environ.setdefault("CONSOLE_BASE_URL", f"http://{options['host']}:{options['port']}")
+
         base = [sys.executable, "manage.py"]
         processes = {
-            "web": [sys.executable, "-m", "gunicorn", "console.wsgi:application", "--bind",
-                    f"{options['host']}:{options['port']}", "--workers", "2", "--threads", "4",
-                    "--access-logfile", "-"],
+            "web": [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF),
+                    "--bind", f"{options['host']}:{options['port']}"],
             "qcluster": [*base, "qcluster"],
         }
         if demo and not options["no_simulator"]:
@@ -68,6 +74,7 @@ class Command(BaseCommand):
                                       f"http://{options['host']}:{options['port']}", "--create-workflows",
                                       # the demo's stalled workflow stays stalled (a vehicle fault)
                                       "--leave-stalled-minutes", str(settings.STALLED_AFTER_MINUTES)]
+        self.stdout.write(f"starting {', '.join(processes)} ...")
 
         self.stdout.write(self.style.SUCCESS(
             f"\nTidy Recovery Console on http://{options['host']}:{options['port']}/"))
@@ -83,6 +90,31 @@ class Command(BaseCommand):
             if embedded and os.environ.get("KEEP_EMBEDDED_DB") != "1":
                 devdb.stop(settings.EMBEDDED_DB_DIR)
                 self.stdout.write("embedded database stopped")
+
+
+    def _step(self, what: str, step):
+        self.stdout.write(f"{what} ...", ending="")
+        self.stdout.flush()
+        started = time.monotonic()
+        result = step()
+        self.stdout.write(f" done ({time.monotonic() - started:.1f} s)")
+        return result
+
+
+def _require_release_done() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        raise CommandError("migrations are not applied: run `manage.py release` once per deploy "
+                           "(or `run_console --release`)")
+
+
+def _require_wms_tables() -> None:
+    if missing := missing_tables():
+        raise CommandError(f"WMS tables missing in DATABASE_URL: {', '.join(missing)}. "
+                           "They belong to the WMS; for a test database run `manage.py wms_schema`.")
 
 
 def _supervise(commands: dict[str, list[str]], out) -> None:

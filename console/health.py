@@ -1,0 +1,93 @@
+"""Health probes for load balancers and orchestrators: no sign-in, no data beyond check names
+and ages.
+
+/health/live answers while the process serves requests and touches no database.
+/health/ready needs the database to answer and the last successful recovery cycle to be
+younger than RECOVERY_STALE_AFTER_INTERVALS x RECOVERY_INTERVAL_SECONDS. It answers within
+READY_BUDGET_SECONDS even when the database hangs: the check runs on its own short-lived
+connection (connect timeout, statement timeout) in a small thread pool, and the view stops
+waiting for it after the budget, so a hung server costs a 503, never a stuck web worker.
+"""
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass
+
+import psycopg
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+
+from console import console_sql
+from console.selectors import stale_after
+
+READY_BUDGET_SECONDS = 1.5
+CONNECT_TIMEOUT_SECONDS = 2  # libpq's smallest useful value; the budget above bounds the answer
+STATEMENT_TIMEOUT_MS = 1000
+
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            # Bounded: while the database hangs, probes queue here and time out instead of
+            # piling up threads and connections.
+            _pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="health-ready")
+        return _pool
+
+
+@dataclass(frozen=True)
+class ReadyFacts:
+    last_success_age: float | None  # None: no successful cycle yet
+
+
+def _connect() -> psycopg.Connection:
+    s = connection.settings_dict
+    options = dict(s.get("OPTIONS") or {})
+    pg_options = f"{options.pop('options', '')} -c statement_timeout={STATEMENT_TIMEOUT_MS}".strip()
+    params = {
+        "dbname": s["NAME"], "user": s["USER"] or None, "password": s["PASSWORD"] or None,
+        "host": s["HOST"] or None, "port": s["PORT"] or None,
+        **{k: v for k, v in options.items() if isinstance(v, str | int)},
+        "options": pg_options, "connect_timeout": CONNECT_TIMEOUT_SECONDS, "application_name": "tidy-health",
+    }
+    return psycopg.connect(autocommit=True, **{k: v for k, v in params.items() if v is not None})
+
+
+def _read_facts() -> ReadyFacts:
+    with _connect() as conn:
+        row = conn.execute(console_sql.LAST_SUCCESS_AGE).fetchone()
+    return ReadyFacts(last_success_age=row[0] if row else None)
+
+
+def readiness() -> tuple[bool, dict]:
+    limit = stale_after().total_seconds()
+    future = _executor().submit(_read_facts)
+    try:
+        facts = future.result(timeout=READY_BUDGET_SECONDS)
+    except concurrent.futures.TimeoutError:
+        return False, {"database": {"status": "fail", "error": f"no answer within {READY_BUDGET_SECONDS} s"},
+                       "recovery": {"status": "unknown"}}
+    except psycopg.Error as exc:
+        return False, {"database": {"status": "fail", "error": type(exc).__name__},
+                       "recovery": {"status": "unknown"}}
+    age = facts.last_success_age
+    recovery = {"status": "ok" if age is not None and age <= limit else "fail",
+                "last_success_age_seconds": None if age is None else round(age, 3),
+                "stale_after_seconds": limit}
+    checks = {"database": {"status": "ok"}, "recovery": recovery}
+    return recovery["status"] == "ok", checks
+
+
+@never_cache
+def live(request):
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+def ready(request):
+    ok, checks = readiness()
+    return JsonResponse({"status": "ok" if ok else "fail", "checks": checks}, status=200 if ok else 503)

@@ -1,0 +1,152 @@
+"""GET /metrics: Prometheus text format, read from the database at scrape time.
+
+A custom collector (no in-process counters), so every gunicorn worker and every web node
+answers the same numbers without prometheus-client's multiprocess mode. Counters come from
+the journal plus the totals the retention task folds in before deleting (recovery/retention.py),
+so they never decrease.
+"""
+
+import hmac
+import math
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.http import HttpResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from console import console_sql
+from recovery.decisions import Action, Reason
+from recovery.models import CallbackReceipt
+
+DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
+
+
+@dataclass
+class MetricsSnapshot:
+    active: int = 0
+    stalled: int = 0
+    paused_by_reason: dict[str, int] = field(default_factory=dict)
+    paused_oldest_age: float = 0.0
+    retained_locks: int = 0
+    job_backlog: int = 0
+    job_oldest_age: float = 0.0
+    last_success_age: float = math.inf  # no successful cycle ever: infinitely stale
+    last_cycle_duration: float = math.nan
+    decisions: dict[str, int] = field(default_factory=dict)
+    callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def metrics_snapshot() -> MetricsSnapshot:
+    snap = MetricsSnapshot(
+        paused_by_reason={r.value: 0 for r in Reason},
+        decisions=dict.fromkeys(DECISIONS, 0),
+        callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(console_sql.METRICS_STATEMENT_TIMEOUT)
+        oldest_paused = []
+        cursor.execute(console_sql.WORKFLOW_COUNTS)
+        for status, reason, count, oldest_age in cursor.fetchall():
+            if status == "ACTIVE":
+                snap.active += count
+            else:
+                key = reason or "(none)"
+                snap.paused_by_reason[key] = snap.paused_by_reason.get(key, 0) + count
+                oldest_paused.append(oldest_age)
+        snap.paused_oldest_age = max(oldest_paused, default=0.0)
+        cursor.execute(console_sql.STALLED_WORKFLOWS, {"stalled_after_minutes": settings.STALLED_AFTER_MINUTES})
+        snap.stalled = cursor.fetchone()[0]
+        cursor.execute(console_sql.RETAINED_LOCKS)
+        snap.retained_locks = cursor.fetchone()[0]
+        cursor.execute(console_sql.JOB_BACKLOG)
+        snap.job_backlog, oldest_job = cursor.fetchone()
+        snap.job_oldest_age = oldest_job or 0.0
+        cursor.execute(console_sql.LAST_SUCCESS_AGE)
+        if row := cursor.fetchone():
+            snap.last_success_age = row[0]
+        cursor.execute(console_sql.LAST_CYCLE_DURATION)
+        if (row := cursor.fetchone()) and row[0] is not None:
+            snap.last_cycle_duration = row[0] / 1000.0
+        cursor.execute(console_sql.RECOVERY_DECISION_COUNTS)
+        for action, total in cursor.fetchall():
+            snap.decisions[action] = total
+        cursor.execute(console_sql.CALLBACK_COUNTS)
+        for endpoint, outcome, total in cursor.fetchall():
+            snap.callbacks[(endpoint, outcome)] = total
+    return snap
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, value=value)
+
+
+class ConsoleCollector(Collector):
+    """Every metric of the operations contract; one database read per scrape."""
+
+    def collect(self):
+        s = metrics_snapshot()
+        yield _gauge("tidy_active_workflows", "ACTIVE tidy workflows.", s.active)
+        yield _gauge("tidy_stalled_workflows",
+                     "ACTIVE workflows whose current job (status 1-3) has not changed for STALLED_AFTER_MINUTES.",
+                     s.stalled)
+        paused = GaugeMetricFamily("tidy_paused_workflows", "PAUSED_RECOVERY workflows per pause reason.",
+                                   labels=["reason"])
+        for reason, count in sorted(s.paused_by_reason.items()):
+            paused.add_metric([reason], count)
+        yield paused
+        yield _gauge("tidy_paused_oldest_age_seconds", "Age of the oldest paused workflow (0 when none).",
+                     s.paused_oldest_age)
+        yield _gauge("tidy_retained_locks", "Cargo-space locks held by paused workflows.", s.retained_locks)
+        yield _gauge("tidy_job_backlog", "Active tidy move jobs (mydo_job, in_or_out 28).", s.job_backlog)
+        yield _gauge("tidy_job_oldest_age_seconds", "Age of the oldest active tidy job (0 when none).",
+                     s.job_oldest_age)
+        yield _gauge("tidy_recovery_last_success_age_seconds",
+                     "Seconds since the last successful recovery cycle ended (+Inf when none).",
+                     s.last_success_age)
+        yield _gauge("tidy_recovery_last_cycle_duration_seconds", "Duration of the newest finished recovery cycle.",
+                     s.last_cycle_duration)
+        decisions = CounterMetricFamily("tidy_recovery_decisions", "Decisions the background recovery applied.",
+                                        labels=["decision"])
+        for decision, total in sorted(s.decisions.items()):
+            decisions.add_metric([decision], total)
+        yield decisions
+        callbacks = CounterMetricFamily("tidy_callbacks", "WCS callbacks received, per endpoint and outcome.",
+                                        labels=["endpoint", "outcome"])
+        for (endpoint, outcome), total in sorted(s.callbacks.items()):
+            callbacks.add_metric([endpoint, outcome], total)
+        yield callbacks
+
+
+def _authorized(request) -> bool:
+    expected = settings.METRICS_TOKEN
+    if not expected:
+        return True
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected.encode())
+
+
+def metrics(request):
+    if request.method not in ("GET", "HEAD"):
+        response = HttpResponse(f"{request.method} is not allowed; use GET\n", status=405,
+                                content_type="text/plain; charset=utf-8")
+        response["Allow"] = "GET, HEAD"
+        return response
+    if not _authorized(request):
+        response = HttpResponse("a valid 'Authorization: Bearer <METRICS_TOKEN>' header is required\n", status=401,
+                                content_type="text/plain; charset=utf-8")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ConsoleCollector())
+    try:
+        body = generate_latest(registry)
+    except DatabaseError as exc:
+        # The scrape fails (Prometheus sets up=0) and says why, without a stack trace page.
+        return HttpResponse(f"the database did not answer: {type(exc).__name__}\n", status=503,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,101 @@
+"""Named SQL of the journal retention task (recovery/retention.py).
+
+Folding counts journal rows into recovery_journaltotal before any of them can be deleted, so the
+metric counters built on them never go down (README "Operations"). Every
+statement is bounded by the folded_before watermark or a LIMIT, and each relies on a time index
+named beside it.
+"""
+
+ENSURE_FOLD_ROW = """
+INSERT INTO recovery_journalfold (journal, folded_before)
+VALUES (%(journal)s, '1970-01-01T00:00:00Z')  -- before any journal row
+ON CONFLICT (journal) DO NOTHING
+"""
+
+# Serializes two retention runs: the second waits, then reads the first one's watermark.
+LOCK_FOLD_ROW = """
+SELECT folded_before
+FROM recovery_journalfold
+WHERE journal = %(journal)s
+FOR UPDATE
+"""
+
+# Parameters: %(since)s (the locked watermark), %(until)s (the new one). One statement per
+# journal: counts rows in [since, until) per label and adds them to the totals.
+FOLD_CALLBACKS = """
+INSERT INTO recovery_journaltotal (journal, label1, label2, total)
+SELECT 'callbacks',
+       endpoint,
+       outcome,
+       count(*)
+FROM recovery_callbackreceipt
+WHERE received_at >= %(since)s                              -- callback_receipt_time_idx
+  AND received_at < %(until)s
+GROUP BY endpoint, outcome
+ON CONFLICT (journal, label1, label2)
+DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
+"""
+
+FOLD_DECISIONS = """
+INSERT INTO recovery_journaltotal (journal, label1, label2, total)
+SELECT 'decisions',
+       action,
+       source,
+       count(*)
+FROM recovery_recoverydecision
+WHERE decided_at >= %(since)s                               -- recovery_decision_time_idx
+  AND decided_at < %(until)s
+GROUP BY action, source
+ON CONFLICT (journal, label1, label2)
+DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
+"""
+
+MOVE_FOLD_MARK = """
+UPDATE recovery_journalfold
+SET folded_before = %(until)s
+WHERE journal = %(journal)s
+"""
+
+# Parameters: %(before)s, %(batch)s. Oldest first, one small batch per statement (and per
+# transaction), so no statement holds many row locks or runs long.
+DELETE_DECISIONS = """
+DELETE FROM recovery_recoverydecision
+WHERE id IN (SELECT id
+             FROM recovery_recoverydecision
+             WHERE decided_at < %(before)s                  -- recovery_decision_time_idx
+             ORDER BY decided_at
+             LIMIT %(batch)s)
+"""
+
+# After the decisions. A cycle still referenced by a decision (one made a moment after the
+# cutoff) stays until a later run: the foreign key is checked in the database, while Django's
+# SET_NULL exists only in Python.
+DELETE_CYCLES = """
+DELETE FROM recovery_recoverycycle
+WHERE id IN (SELECT c.id
+             FROM recovery_recoverycycle AS c
+             WHERE c.started_at < %(before)s                -- recovery_cycle_started_idx
+               AND NOT EXISTS (SELECT 1
+                               FROM recovery_recoverydecision AS d
+                               WHERE d.cycle_id = c.id)     -- recovery_recoverydecision_cycle_id
+             ORDER BY c.started_at
+             LIMIT %(batch)s)
+"""
+
+DELETE_CALLBACK_RECEIPTS = """
+DELETE FROM recovery_callbackreceipt
+WHERE id IN (SELECT id
+             FROM recovery_callbackreceipt
+             WHERE received_at < %(before)s                 -- callback_receipt_time_idx
+             ORDER BY received_at
+             LIMIT %(batch)s)
+"""
+
+DELETE_OUTBOUND_REQUESTS = """
+DELETE FROM recovery_outboundhttprequest
+WHERE id IN (SELECT id
+             FROM recovery_outboundhttprequest
+             WHERE started_at < %(before)s                  -- outbound_http_time_idx
+             ORDER BY started_at
+             LIMIT %(batch)s)
+"""

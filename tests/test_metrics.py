@@ -1,0 +1,188 @@
+"""/metrics: every metric of the operations contract, read from the database at scrape time."""
+
+import math
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+
+from recovery.cycle import run_cycle
+from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
+from recovery.retention import journal_retention_run
+from tests.wcs_helpers import finish, post
+
+CONTRACT = [
+    "tidy_active_workflows", "tidy_stalled_workflows", "tidy_paused_workflows", "tidy_paused_oldest_age_seconds",
+    "tidy_retained_locks", "tidy_job_backlog", "tidy_job_oldest_age_seconds",
+    "tidy_recovery_last_success_age_seconds", "tidy_recovery_last_cycle_duration_seconds",
+    "tidy_recovery_decisions_total", "tidy_callbacks_total",
+]
+REASONS = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_FINISH_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH",
+           "RECOVERY_JOB_MISSING"]
+
+
+def scrape(client, **headers) -> dict:
+    response = client.get("/metrics", headers=headers)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=")
+    samples = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels) -> float:
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+def names(samples: dict) -> set[str]:
+    return {name for name, _ in samples}
+
+
+def test_it_exposes_every_contract_metric_on_an_empty_database(transactional_db, client):
+    samples = scrape(client)
+    assert set(CONTRACT) <= names(samples)
+    # Every pause reason, decision and callback outcome is there at 0, so rate() and alerts work
+    # before the first one happens.
+    assert {value(samples, "tidy_paused_workflows", reason=r) for r in REASONS} == {0}
+    assert {value(samples, "tidy_recovery_decisions_total", decision=d) for d in ("ADVANCE", "COMPLETE", "PAUSE")} \
+        == {0}
+    assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="REFUSED_PAUSED") == 0
+    assert value(samples, "tidy_recovery_last_success_age_seconds") == math.inf
+    assert math.isnan(value(samples, "tidy_recovery_last_cycle_duration_seconds"))
+
+
+def test_it_counts_what_the_warehouse_holds(wms, client, settings):
+    settings.STALLED_AFTER_MINUTES = 15
+    fresh = wms.build("healthy")
+    stalled = wms.build("healthy", job_status=3)
+    wms.build("job_missing")
+    wms.build("job_missing")
+    paused = wms.build("active_mismatch")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE mydo_job SET updated_at = now() - interval '16 minutes', "
+                       "created_at = now() - interval '20 minutes' WHERE job_id LIKE %s",
+                       [f"TDY-{stalled.workflow_id}-%"])
+        cursor.execute("SELECT count(*) FROM mydo_job WHERE in_or_out = 28")
+        backlog = cursor.fetchone()[0]
+    run_cycle()
+    assert finish(client, f"TDY-{paused.workflow_id}-{paused.step_ids[0]}").status_code == 409
+    assert finish(client, "TDY-999999-1").status_code == 404
+    assert post(client, "job-finish", {"stage": "MOVE_FINISHED"}).status_code == 400
+
+    samples = scrape(client)
+    assert value(samples, "tidy_active_workflows") == 2
+    assert value(samples, "tidy_stalled_workflows") == 1
+    assert value(samples, "tidy_paused_workflows", reason="RECOVERY_JOB_MISSING") == 2
+    assert value(samples, "tidy_paused_workflows", reason="RECOVERY_JOB_MISMATCH") == 1
+    assert value(samples, "tidy_paused_workflows", reason="RECOVERY_ACTIVE_EVIDENCE_INVALID") == 0
+    assert 0 <= value(samples, "tidy_paused_oldest_age_seconds") < 60
+    assert value(samples, "tidy_retained_locks") == 12
+    assert value(samples, "tidy_job_backlog") == backlog
+    assert 20 * 60 <= value(samples, "tidy_job_oldest_age_seconds") < 21 * 60
+    assert 0 <= value(samples, "tidy_recovery_last_success_age_seconds") < 60
+    assert value(samples, "tidy_recovery_last_cycle_duration_seconds") >= 0
+    assert value(samples, "tidy_recovery_decisions_total", decision="PAUSE") == 3
+    assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="REFUSED_PAUSED") == 1
+    assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="UNKNOWN_JOB") == 1
+    assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="BAD_REQUEST") == 1
+    assert fresh.workflow_id  # the fresh job (updated now) is active but not stalled
+
+    settings.STALLED_AFTER_MINUTES = 17
+    assert value(scrape(client), "tidy_stalled_workflows") == 0
+
+
+def test_it_counts_a_workflow_without_job_or_with_a_finished_job_as_not_stalled(wms, client):
+    built = wms.build("job_missing")
+    assert RecoveryCycle.objects.count() == 0 and built.workflow_id
+    assert value(scrape(client), "tidy_stalled_workflows") == 0
+
+
+def _old_journal(days: int) -> None:
+    past = timezone.now() - timedelta(days=days)
+    cycle = RecoveryCycle.objects.create(started_at=past, finished_at=past, outcome="SUCCEEDED", duration_ms=5)
+    for outcome in ("ACCEPTED", "ACCEPTED", "DUPLICATE"):
+        CallbackReceipt.objects.create(endpoint="job-finish", job_id="TDY-1-1", http_status=200, outcome=outcome)
+    for action in ("PAUSE", "ADVANCE"):
+        RecoveryDecision.objects.create(cycle=cycle, workflow_id=1, action=action, evidence={}, fingerprint="f")
+    OutboundHttpRequest.objects.create(started_at=past, purpose="vehicle-snapshot", method="GET", url="http://x",
+                                       duration_ms=1)
+    CallbackReceipt.objects.filter(received_at__gt=past).update(received_at=past)
+    RecoveryDecision.objects.filter(decided_at__gt=past).update(decided_at=past)
+
+
+def test_counters_never_go_down_when_retention_deletes_old_rows(transactional_db, client):
+    _old_journal(days=100)
+    CallbackReceipt.objects.create(endpoint="job-status", job_id="TDY-1-1", http_status=200, outcome="ACCEPTED")
+    before = scrape(client)
+    assert value(before, "tidy_callbacks_total", endpoint="job-finish", outcome="ACCEPTED") == 2
+    assert value(before, "tidy_recovery_decisions_total", decision="PAUSE") == 1
+
+    result = journal_retention_run(days=90, batch=1)
+    assert result["finished"]
+    assert result["deleted"] == {"decisions": 2, "cycles": 1, "callback_receipts": 3, "outbound_requests": 1}
+    assert CallbackReceipt.objects.count() == 1  # the recent one stays
+    assert not RecoveryDecision.objects.exists() and not RecoveryCycle.objects.exists()
+    assert not OutboundHttpRequest.objects.exists()
+
+    after = scrape(client)
+    counters = [k for k in before if k[0].endswith("_total")]
+    assert {k: after[k] for k in counters} == {k: before[k] for k in counters}
+    journal_retention_run(days=90)  # folding twice never counts a row twice
+    assert {k: scrape(client)[k] for k in counters} == {k: before[k] for k in counters}
+    CallbackReceipt.objects.create(endpoint="job-finish", job_id="TDY-1-1", http_status=200, outcome="ACCEPTED")
+    assert value(scrape(client), "tidy_callbacks_total", endpoint="job-finish", outcome="ACCEPTED") == 3
+
+
+def test_it_needs_the_token_when_one_is_set(transactional_db, client, settings):
+    settings.METRICS_TOKEN = "scrape-" + "s" * 20
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/metrics", headers={"Authorization": "Basic " + "s" * 20}).status_code == 401
+    assert set(CONTRACT) <= names(scrape(client, Authorization=f"Bearer {settings.METRICS_TOKEN}"))
+
+
+def test_it_refuses_other_methods(transactional_db, client):
+    response = client.post("/metrics")
+    assert response.status_code == 405 and response["Allow"] == "GET, HEAD"
+
+
+@pytest.mark.parametrize("statement,index", [
+    ("LAST_SUCCESS_AGE", "recovery_re_outcome_760dfc_idx"),
+    ("LAST_CYCLE_DURATION", "recovery_cycle_started_idx"),
+    ("CALLBACK_COUNTS", "callback_receipt_time_idx"),
+    ("RECOVERY_DECISION_COUNTS", "recovery_decision_time_idx"),
+    ("WORKFLOW_COUNTS", "tidy_workflow_status_idx"),
+])
+def test_the_metrics_queries_use_their_index(wms, statement, index):
+    """With sequential scans priced out the planner shows which index serves the query: if the
+    index were missing or unusable the plan would still scan the table."""
+    from console import console_sql
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            cursor.execute("EXPLAIN " + getattr(console_sql, statement), {"stalled_after_minutes": 15})
+            plan = "\n".join(r[0] for r in cursor.fetchall())
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert index in plan, plan
+
+
+def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional_db, client):
+    """A real lock: the scrape's statement timeout ends the wait and the scrape says so."""
+    from recovery.lease import connect_direct
+
+    holder = connect_direct("tidy-test-lock-holder")
+    holder.autocommit = False
+    try:
+        holder.execute("LOCK TABLE recovery_recoverycycle IN ACCESS EXCLUSIVE MODE")
+        response = client.get("/metrics")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert response.status_code == 503
+    assert b"the database did not answer" in response.content
