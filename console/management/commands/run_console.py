@@ -4,8 +4,8 @@ Without DATABASE_URL everything runs on the embedded PostgreSQL: the WMS schema 
 demo data loaded on first start, and the release step (`manage.py release`: migrations, cache
 table, static files, schedules) runs at every start, since there is no separate deploy. With
 DATABASE_URL the release step runs only with --release (production runs it once per deploy) and
-the WMS schema is never applied implicitly (docs/architecture.md §1: the WMS owns those tables); the command checks that it exists and
-says what is missing. Each start-up step is printed as it runs.
+the WMS schema is never applied implicitly (docs/architecture.md §1: the WMS owns those tables);
+the command checks that it exists and says what is missing. Each start-up step is printed as it runs.
 """
 
 import os
