@@ -482,26 +482,6 @@ FROM mydo_job
 WHERE in_or_out = 28
 """
 
-# Parameter: %(stalled_after_minutes)s. ACTIVE workflows whose current step (the first one not
-# COMPLETED) has its deterministic job active in status 1-3 and unchanged for that long.
-STALLED_WORKFLOWS = """
-SELECT count(*)
-FROM alg.tidy_workflow AS w
-JOIN LATERAL (
-    SELECT st.step_id
-    FROM alg.tidy_step AS st
-    WHERE st.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
-      AND st.status IS DISTINCT FROM 'COMPLETED'
-    ORDER BY st.step_no
-    LIMIT 1
-) AS s ON true
-JOIN mydo_job AS j
-  ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id   -- mydo_job_pkey
-WHERE w.status = 'ACTIVE'                                   -- tidy_workflow_active_idx
-  AND j.status IN (1, 2, 3)
-  AND j.updated_at < now() - make_interval(mins => %(stalled_after_minutes)s)
-"""
-
 # Counters: the totals folded by recovery.retention plus the rows newer than its watermark
 # (callback_receipt_time_idx / recovery_decision_time_idx), so they survive row deletion.
 CALLBACK_COUNTS = """

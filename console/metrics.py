@@ -17,7 +17,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from console import console_sql
+from console import console_sql, floor
+from console.notifications.selectors import open_notification_counts
 from recovery.decisions import Action, Reason
 from recovery.models import CallbackReceipt
 
@@ -37,6 +38,7 @@ class MetricsSnapshot:
     last_cycle_duration: float = math.nan
     decisions: dict[str, int] = field(default_factory=dict)
     callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
+    notifications_open: dict[str, int] = field(default_factory=dict)
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -57,8 +59,8 @@ def metrics_snapshot() -> MetricsSnapshot:
                 snap.paused_by_reason[key] = snap.paused_by_reason.get(key, 0) + count
                 oldest_paused.append(oldest_age)
         snap.paused_oldest_age = max(oldest_paused, default=0.0)
-        cursor.execute(console_sql.STALLED_WORKFLOWS, {"stalled_after_minutes": settings.STALLED_AFTER_MINUTES})
-        snap.stalled = cursor.fetchone()[0]
+        cursor.execute(console_sql.ACTIVE_COUNTS, {"stalled_before": floor.stalled_before()})
+        snap.stalled = cursor.fetchone()[1]
         cursor.execute(console_sql.RETAINED_LOCKS)
         snap.retained_locks = cursor.fetchone()[0]
         cursor.execute(console_sql.JOB_BACKLOG)
@@ -76,6 +78,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(console_sql.CALLBACK_COUNTS)
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
+        snap.notifications_open = open_notification_counts()
     return snap
 
 
@@ -118,6 +121,12 @@ class ConsoleCollector(Collector):
         for (endpoint, outcome), total in sorted(s.callbacks.items()):
             callbacks.add_metric([endpoint, outcome], total)
         yield callbacks
+        notifications = GaugeMetricFamily("tidy_notifications_open",
+                                          "Notifications open (neither acknowledged nor resolved), per event.",
+                                          labels=["event"])
+        for event, count in sorted(s.notifications_open.items()):
+            notifications.add_metric([event], count)
+        yield notifications
 
 
 def _authorized(request) -> bool:

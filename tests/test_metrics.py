@@ -17,7 +17,7 @@ CONTRACT = [
     "tidy_active_workflows", "tidy_stalled_workflows", "tidy_paused_workflows", "tidy_paused_oldest_age_seconds",
     "tidy_retained_locks", "tidy_job_backlog", "tidy_job_oldest_age_seconds",
     "tidy_recovery_last_success_age_seconds", "tidy_recovery_last_cycle_duration_seconds",
-    "tidy_recovery_decisions_total", "tidy_callbacks_total",
+    "tidy_recovery_decisions_total", "tidy_callbacks_total", "tidy_notifications_open",
 ]
 REASONS = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_FINISH_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH",
            "RECOVERY_JOB_MISSING"]
@@ -186,3 +186,22 @@ def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional
         holder.close()
     assert response.status_code == 503
     assert b"the database did not answer" in response.content
+
+
+def test_open_notifications_are_counted_per_event_every_event_included(wms, client):
+    from console.models import Notification
+    from console.notifications.models import Event
+
+    now = timezone.now()
+
+    def make(event, key, **kw):
+        return Notification.objects.create(event=event, dedup_key=key, subject=key, url_path="/", opened_at=now,
+                                           last_seen_at=now, **kw)
+
+    make("paused", "paused:1", workflow_id=1)
+    make("paused", "paused:2", workflow_id=2)
+    make("stalled", "stalled:3", workflow_id=3, state="acknowledged")
+    make("recovery_stale", "recovery_stale", state="resolved", resolved_at=now)
+    samples = scrape(client)
+    counts = {e: value(samples, "tidy_notifications_open", event=e) for e in Event.values}
+    assert counts == {**dict.fromkeys(Event.values, 0), "paused": 2}
