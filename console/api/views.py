@@ -8,7 +8,8 @@ Both need `Authorization: Bearer <WCS_CALLBACK_TOKEN>`. Answers: 200 (applied, o
 that moved nothing) with the workflow's resulting state; 409 refused (paused workflow, evidence
 that does not allow it, a backwards status); 404 unknown job; 400 malformed (names the field);
 401 bad or missing token; 405 other methods; 503 busy or database failure (nothing changed,
-retry). Every authenticated request is recorded as a CallbackReceipt.
+retry). Every authenticated request is recorded as a CallbackReceipt; a 401 is counted in one
+UNAUTHORIZED receipt per endpoint and minute.
 """
 
 import hmac
@@ -19,6 +20,7 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from console.api.parsing import BadCallback, parse_job_finish, parse_job_status
+from recovery import callback_refusals
 from recovery.callbacks import bad_request_record, job_finish_process, job_status_process
 from recovery.models import CallbackReceipt
 
@@ -39,6 +41,7 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
         response["Allow"] = "POST"
         return response
     if not _authorized(request):
+        callback_refusals.unauthorized_callback_record(endpoint=endpoint, remote_addr=request.META.get("REMOTE_ADDR"))
         response = JsonResponse({"error": "unauthorized",
                                  "message": "a valid 'Authorization: Bearer <WCS_CALLBACK_TOKEN>' header is required"},
                                 status=401)
