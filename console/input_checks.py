@@ -61,7 +61,7 @@ def safe_text(value: Any, *, field: str, max_length: int, multiline: bool = Fals
     """`value` as text without NUL bytes, surrogates or control characters, at most `max_length`
     characters and (when required) not blank; otherwise InputRefused naming `field`."""
     if not isinstance(value, str):
-        raise InputRefused(field, f"field '{field}' must be a string")
+        raise InputRefused(field, f"field '{field}' must be a {'non-empty ' if required else ''}string")
     if required and not value.strip():
         raise InputRefused(field, f"field '{field}' must be a non-empty string")
     if len(value) > max_length:

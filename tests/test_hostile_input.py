@@ -24,7 +24,7 @@ from console.input_checks import BIGINT_MAX, MAX_JSON_BODY_BYTES
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow
 from recovery.models import tidy_job_id
-from recovery.scenarios import WMS_TABLES
+from recovery.wms_sql import WMS_TABLES
 from tests.repair_support import audit_truncate_allowed, make_user  # noqa: F401 - fixture
 from tests.wcs_helpers import TOKEN, create
 
@@ -186,11 +186,6 @@ def _json_known(value: str):
         yield int(value)
 
 
-API_NOT_HARDENED = pytest.mark.xfail(strict=True, reason="the callback parser still answers 500 to deep JSON, "
-                                                       "NUL bodies and lone surrogates")
-
-
-@API_NOT_HARDENED
 @pytest.mark.parametrize("endpoint", ["job-finish", "job-status"])
 def test_every_known_hostile_value_in_every_callback_field_is_refused_without_a_trace(floor, endpoint):
     client = floor["client"]
@@ -209,7 +204,6 @@ def test_every_known_hostile_value_in_every_callback_field_is_refused_without_a_
         _check_callback(client, endpoint, raw, authenticated=False)
 
 
-@API_NOT_HARDENED
 @pytest.mark.parametrize("endpoint", ["job-finish", "job-status"])
 def test_hostile_callbacks_never_get_a_5xx_and_a_refusal_changes_nothing_but_its_receipt(floor, endpoint):
     client = floor["client"]
