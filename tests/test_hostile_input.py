@@ -279,8 +279,8 @@ def test_hostile_console_queries_never_get_a_5xx_and_change_nothing(floor):
     assert _fuzz_pages(floor, CONSOLE_QUERIES) >= 60 + 9 * len(KNOWN_HOSTILE)
 
 
-@pytest.mark.xfail(strict=True, reason="repair pages: /repair/audit/?before=² and /repair/batch/?q=² answer 500 "
-                                       "(console/repair_views.py, console/repair_selectors.py)")
+@pytest.mark.xfail(strict=True, reason="repair pages: /repair/audit/?before=² answers 500 "
+                                       "(console/repair/views.py reads it with isdigit and int)")
 def test_hostile_repair_queries_never_get_a_5xx_and_change_nothing(floor):
     _fuzz_pages(floor, REPAIR_QUERIES)
 
@@ -290,7 +290,7 @@ def test_hostile_repair_queries_never_get_a_5xx_and_change_nothing(floor):
 
 @pytest.mark.xfail(strict=True, reason="repair forms: NUL bytes in the written reason, reason code or scanned "
                                        "codes and non-ASCII or oversized workflow ids answer 500 "
-                                       "(console/repair_views.py, console/repair.py)")
+                                       "(console/repair/views.py, console/repair/frame.py)")
 def test_hostile_repair_forms_never_get_a_5xx_and_a_refusal_changes_nothing_but_its_audit(floor):
     client = floor["client"]
     workflow_id = floor["paused"][0]
