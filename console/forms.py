@@ -1,11 +1,13 @@
 """Query-string forms of the console's list pages (paused workflows, locks): bad input gets a
-clear message and falls back to a default, never a 500.
+clear message and falls back to a default, never a 500; hostile input (control characters,
+non-ASCII digits, numbers out of range: console.input_checks) is refused with 400.
 
 Owned by the supervisor console; the repair flow's forms live in console/repair/forms.py.
 """
 
 from django import forms
 
+from console.input_checks import SafeInputForm, keyset_position_problem
 from console.selectors import AGE_BUCKETS, SORTS, Cursor, LockCursor, PausedFilters
 
 BAD_POSITION = "That list position is not valid; showing the first page."
@@ -20,7 +22,9 @@ def _cursor(text: str | None, cls):
         raise forms.ValidationError(BAD_POSITION) from None
 
 
-class PausedListForm(forms.Form):
+class PausedListForm(SafeInputForm):
+    extra_checks = {"after": keyset_position_problem, "before": keyset_position_problem}
+
     # Reason and origin are free text: real WMS data may hold codes the console does not know,
     # and the facet counts list them too.
     reason = forms.CharField(required=False, max_length=100, strip=True, label="Reason code")
@@ -49,7 +53,9 @@ class PausedListForm(forms.Form):
         )
 
 
-class LocksForm(forms.Form):
+class LocksForm(SafeInputForm):
+    extra_checks = {"after": keyset_position_problem}
+
     q = forms.CharField(required=False, max_length=100, strip=True, label="Space or workflow id")
     after = forms.CharField(required=False, max_length=64)
 

@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q, Value
+from django.db.models import Count, Min, Q, Sum, Value
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console import console_sql
+from console.input_checks import is_ascii_int
 from console.reason_codes import REASON_ORDER
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
@@ -85,6 +86,38 @@ def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:
     return list(RecoveryCycle.objects.order_by("-started_at")[:limit])
 
 
+REFUSAL_WINDOW = timedelta(hours=24)
+ACCEPTED_OUTCOMES = (CallbackReceipt.Outcome.ACCEPTED, CallbackReceipt.Outcome.DUPLICATE)
+
+
+@dataclass(frozen=True)
+class CallbackRefusals:
+    """WCS callbacks refused in the last `window`, per (endpoint, outcome), 401s included."""
+
+    window: timedelta
+    counts: list[tuple[str, str, int]]  # (endpoint, outcome, requests), most first
+    last_unauthorized: CallbackReceipt | None
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, _, n in self.counts)
+
+    @property
+    def hours(self) -> int:
+        return round(self.window.total_seconds() / 3600)
+
+
+def callback_refusals(*, window: timedelta = REFUSAL_WINDOW) -> CallbackRefusals:
+    """Index callback_receipt_time_idx bounds both reads to the window."""
+    since = timezone.now() - window
+    recent = CallbackReceipt.objects.filter(received_at__gte=since).exclude(outcome__in=ACCEPTED_OUTCOMES)
+    counts = [(r["endpoint"], r["outcome"], r["requests"]) for r in
+              recent.values("endpoint", "outcome").annotate(requests=Sum("request_count"))
+              .order_by("-requests", "endpoint", "outcome")]
+    last = recent.filter(outcome=CallbackReceipt.Outcome.UNAUTHORIZED).order_by("-received_at", "-id").first()
+    return CallbackRefusals(window=window, counts=counts, last_unauthorized=last)
+
+
 # --- dashboard -------------------------------------------------------------------------------
 
 
@@ -143,6 +176,8 @@ AGE_BUCKETS: tuple[tuple[str, str, timedelta | None, timedelta | None], ...] = (
 AGE_LABELS = {key: label for key, label, _, _ in AGE_BUCKETS}
 SORTS = {"oldest": "oldest first", "newest": "newest first"}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The latest instant a Python datetime holds: a larger position would overflow, not just miss.
+MAX_CURSOR_MICROS = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -160,7 +195,7 @@ class Cursor:
     def decode(cls, text: str) -> "Cursor":
         """Raises ValueError for anything that is not a cursor this module wrote."""
         micros, _, wid = text.partition("-")
-        if not micros.isdigit() or not wid.isdigit():
+        if not is_ascii_int(micros, maximum=MAX_CURSOR_MICROS) or not is_ascii_int(wid):
             raise ValueError(f"not a list position: {text!r}")
         return cls(EPOCH + timedelta(microseconds=int(micros)), int(wid))
 
@@ -233,7 +268,7 @@ def _age_bounds(key: str, now: datetime) -> tuple[datetime | None, datetime | No
 
 
 def _search_params(q: str) -> dict:
-    return {"q": q, "q_id": int(q) if q.isdigit() and len(q) < 19 else None}
+    return {"q": q, "q_id": int(q) if is_ascii_int(q) else None}
 
 
 def _fetch_dicts(sql: str, params: dict) -> list[dict]:
@@ -422,7 +457,7 @@ def paused_locks_page(*, q: str = "", after: LockCursor | None = None, page_size
     qs = TidySpaceLock.objects.filter(workflow__status=PAUSED)
     if q:
         cond = Q(cargo_space_id=q)
-        if q.isdigit() and len(q) < 19:
+        if is_ascii_int(q):
             cond |= Q(workflow_id=int(q))
         qs = qs.filter(cond)
     total = qs.count()

@@ -53,7 +53,7 @@ def wants_fragment(request) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict):
+def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict, *, status: int = 200):
     """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
     history restore). With several fragments, the one named by the request's HX-Target (the id
     of the element being replaced) is rendered, the first one by default."""
@@ -62,8 +62,8 @@ def render_page(request, template: str, fragment: str | tuple[str, ...], context
     if wants_fragment(request):
         names = (fragment,) if isinstance(fragment, str) else fragment
         name = request.htmx.target if request.htmx.target in names else names[0]
-        return render(request, f"{template}#{name}", context)
-    return render(request, template, context)
+        return render(request, f"{template}#{name}", context, status=status)
+    return render(request, template, context, status=status)
 
 
 @console_page
@@ -86,7 +86,7 @@ def paused_workflows(request):
     page = selectors.paused_workflows_page(filters=filters)
     return render_page(request, "console/paused_list.html", "paused-results", {
         "form": form, "filters": filters, "page": page, "health": selectors.recovery_health(),
-    })
+    }, status=400 if form.refused else 200)
 
 
 @console_page
@@ -112,7 +112,8 @@ def locks(request):
     form.is_valid()
     data = getattr(form, "cleaned_data", {})
     page = selectors.paused_locks_page(q=data.get("q") or "", after=data.get("after"))
-    return render_page(request, "console/locks.html", "locks-results", {"form": form, "page": page})
+    return render_page(request, "console/locks.html", "locks-results", {"form": form, "page": page},
+                       status=400 if form.refused else 200)
 
 
 @console_page
@@ -132,6 +133,7 @@ def recovery_health(request):
     return render_page(request, "console/recovery.html", "recovery-live", {
         "health": selectors.recovery_health(),
         "cycles": cycles[:50],
+        "refusals": selectors.callback_refusals(),
         "duration_chart": line_chart([(c.started_at, c.duration_ms) for c in finished]),
         "paused_chart": line_chart([(c.started_at, c.paused_total) for c in finished]),
     })

@@ -139,12 +139,13 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
 
 
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
-                       started: float) -> CallbackResult:
-    """Record a malformed request (400) as a receipt; it touches no WMS row."""
+                       started: float, http_status: int = 400) -> CallbackResult:
+    """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
+    WMS row. The caller hands over a storable payload (the API's parser checked its text)."""
     payload = payload if isinstance(payload, dict) else {"raw": payload}
     job_id = payload.get("job_id") if isinstance(payload.get("job_id"), str) else ""
     ids = split_job_id(job_id) if job_id else None
-    result = CallbackResult(400, Outcome.BAD_REQUEST, message, job_id,
+    result = CallbackResult(http_status, Outcome.BAD_REQUEST, message, job_id[:MAX_TEXT],
                             workflow_id=ids[0] if ids else None, step_id=ids[1] if ids else None,
                             extra={"field": field_name})
     stage = payload.get("stage") if isinstance(payload.get("stage"), str) else ""

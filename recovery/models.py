@@ -241,8 +241,12 @@ class CallbackReceipt(models.Model):
     alg.tidy_callback_event holds only the events that took effect; this table also keeps the
     duplicates and the refused ones (paused workflow, unknown job, malformed request), so the
     console can show a supervisor what WCS reported while a workflow was paused. Refused
-    requests change no WMS row: this receipt is console data. Requests failing authentication
-    are not stored.
+    requests change no WMS row: this receipt is console data.
+
+    Requests failing authentication (401) are counted, never trusted: one UNAUTHORIZED row per
+    endpoint and minute, `request_count` requests in it, the last remote address, no payload;
+    so an unauthenticated flood adds at most two rows a minute. Every other row is one request
+    (`request_count` 1): a callback counter is the sum of `request_count`.
     """
 
     class Endpoint(models.TextChoices):
@@ -257,6 +261,7 @@ class CallbackReceipt(models.Model):
         UNKNOWN_JOB = "UNKNOWN_JOB"  # 404
         BAD_REQUEST = "BAD_REQUEST"  # 400
         UNAVAILABLE = "UNAVAILABLE"  # 503: lock timeout or database failure; nothing changed
+        UNAUTHORIZED = "UNAUTHORIZED"  # 401: per endpoint and minute, counted in request_count
 
     received_at = models.DateTimeField(auto_now_add=True)
     endpoint = models.CharField(max_length=16, choices=Endpoint.choices)
@@ -271,6 +276,8 @@ class CallbackReceipt(models.Model):
     message = models.TextField(blank=True)
     payload = models.JSONField(null=True, blank=True, help_text="the request body as received")
     duration_ms = models.FloatField(null=True, blank=True)
+    remote_addr = models.GenericIPAddressField(null=True, blank=True, help_text="UNAUTHORIZED: the last sender")
+    request_count = models.PositiveIntegerField(default=1, db_default=1, help_text="requests this row stands for")
 
     class Meta:
         ordering = ["-received_at", "-id"]

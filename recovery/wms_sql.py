@@ -643,3 +643,29 @@ JOIN alg.tidy_step AS s
 WHERE j.in_or_out = 28
   AND j.updated_at <= %(before)s
 """
+
+# A request refused at authentication (401) is counted, not kept: the newest UNAUTHORIZED
+# receipt of the endpoint in the current minute is bumped, or one is started. At most a row per
+# endpoint and minute (two at once only when two first requests of a minute race), whatever the
+# flood. Index callback_receipt_time_idx finds the minute's rows.
+COUNT_UNAUTHORIZED_CALLBACK = """
+WITH bumped AS (
+    UPDATE recovery_callbackreceipt
+    SET request_count = request_count + 1,
+        remote_addr = %(remote_addr)s
+    WHERE id = (
+        SELECT r.id
+        FROM recovery_callbackreceipt AS r
+        WHERE r.received_at >= date_trunc('minute', now())
+          AND r.outcome = 'UNAUTHORIZED'
+          AND r.endpoint = %(endpoint)s
+        ORDER BY r.received_at DESC, r.id DESC
+        LIMIT 1
+    )
+    RETURNING id
+)
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, stage, wcs_event_id, http_status, outcome,
+                                      message, remote_addr, request_count)
+SELECT now(), %(endpoint)s, '', '', '', 401, 'UNAUTHORIZED', %(message)s, %(remote_addr)s, 1
+WHERE NOT EXISTS (SELECT 1 FROM bumped)
+"""

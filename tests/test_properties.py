@@ -295,5 +295,5 @@ def operator(wms, audit_truncate_allowed):  # noqa: F811
 def test_it_keeps_every_invariant_whatever_the_interleaving(operator):
     Warehouse.operator = operator
     run_state_machine_as_test(Warehouse, settings=settings(
-        max_examples=40, stateful_step_count=30, deadline=None,
+        max_examples=100, stateful_step_count=20, deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))

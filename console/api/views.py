@@ -7,18 +7,23 @@ POST /api/wcs/job-status  {"job_id": "TDY-<w>-<s>", "status": 2 | 3, "event_id":
 Both need `Authorization: Bearer <WCS_CALLBACK_TOKEN>`. Answers: 200 (applied, or a duplicate
 that moved nothing) with the workflow's resulting state; 409 refused (paused workflow, evidence
 that does not allow it, a backwards status); 404 unknown job; 400 malformed (names the field);
-401 bad or missing token; 405 other methods; 503 busy or database failure (nothing changed,
-retry). Every authenticated request is recorded as a CallbackReceipt.
+401 bad or missing token; 405 other methods; 413 a body over 64 KiB; 415 a body not sent as
+application/json; 503 busy or database failure (nothing changed, retry). The published contract
+is docs/wcs-api.openapi.json (served at /api/wcs/openapi.json). Every authenticated request is
+recorded as a CallbackReceipt; a 401 is counted in one UNAUTHORIZED receipt per endpoint and minute.
 """
 
 import hmac
 import time
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from console.api.parsing import BadCallback, parse_job_finish, parse_job_status
+from console.input_checks import MAX_JSON_BODY_BYTES, printable_excerpt
+from recovery import callback_refusals
 from recovery.callbacks import bad_request_record, job_finish_process, job_status_process
 from recovery.models import CallbackReceipt
 
@@ -32,6 +37,23 @@ def _authorized(request) -> bool:
     return hmac.compare_digest(token.strip().encode(), expected.encode())
 
 
+def _json_body(request) -> bytes:
+    """The body, refused before it is read when it is not JSON (415) or larger than the limit (413)."""
+    if request.content_type != "application/json":
+        raise BadCallback("Content-Type", f"the body must be sent as application/json, not "
+                                          f"{printable_excerpt(request.content_type or 'nothing', 80)}", status=415)
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > MAX_JSON_BODY_BYTES:
+        raise BadCallback(None, f"the body is larger than {MAX_JSON_BODY_BYTES} bytes", status=413)
+    try:
+        return request.body
+    except RequestDataTooBig:
+        raise BadCallback(None, f"the body is larger than {MAX_JSON_BODY_BYTES} bytes", status=413) from None
+
+
 def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
     if request.method != "POST":
         response = JsonResponse(
@@ -39,6 +61,7 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
         response["Allow"] = "POST"
         return response
     if not _authorized(request):
+        callback_refusals.unauthorized_callback_record(endpoint=endpoint, remote_addr=request.META.get("REMOTE_ADDR"))
         response = JsonResponse({"error": "unauthorized",
                                  "message": "a valid 'Authorization: Bearer <WCS_CALLBACK_TOKEN>' header is required"},
                                 status=401)
@@ -46,11 +69,12 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
         return response
     started = time.perf_counter()
     try:
-        parsed = parse(request.body)
+        parsed = parse(_json_body(request))
     except BadCallback as exc:
         bad_request_record(endpoint=endpoint, field_name=exc.field, message=exc.message, payload=exc.payload,
-                           started=started)
-        return JsonResponse({"error": "bad_request", "field": exc.field, "message": exc.message}, status=400)
+                           started=started, http_status=exc.status)
+        error = {400: "bad_request", 413: "payload_too_large", 415: "unsupported_media_type"}[exc.status]
+        return JsonResponse({"error": error, "field": exc.field, "message": exc.message}, status=exc.status)
     result = process(request=parsed)
     response = JsonResponse(result.body(), status=result.http_status)
     if result.http_status == 503:

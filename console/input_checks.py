@@ -1,0 +1,245 @@
+"""Hostile-input checks shared by the WCS API and the console's forms.
+
+One place decides what text, numbers and JSON bodies the console accepts, so the callback
+parser and every query-string or POST form refuse the same things the same way: a 4xx naming
+the field, before anything reads the database. What is refused and why:
+
+- NUL bytes and lone surrogates: PostgreSQL text and jsonb cannot hold them, so they would
+  fail deep inside a transaction (a 500, or a 503 that WCS retries forever);
+- other control characters: no code, id or reason contains them, and they hide text in logs,
+  the audit and CSV exports;
+- non-ASCII digits: `"²".isdigit()` is True but `int("²")` fails; only `[0-9]` is a number;
+- numbers outside PostgreSQL's bigint (or a caller's tighter range);
+- JSON bodies larger than `MAX_JSON_BODY_BYTES` (413) or nested deeper than `MAX_JSON_DEPTH`
+  (Python's parser would recurse until RecursionError), and NaN/Infinity, which are not JSON.
+"""
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from django import forms
+
+BIGINT_MAX = 2**63 - 1
+MAX_JSON_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32
+
+_ASCII_INT = re.compile(r"[0-9]{1,19}")
+# Control characters (C0, DEL, C1) and surrogates; tab, newline and carriage return are allowed
+# only where a caller says the text is multi-line.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+class InputRefused(ValueError):
+    """A request part the console refuses; `field` names it (None: the request as a whole)."""
+
+    def __init__(self, field: str | None, message: str, *, status: int = 400):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.status = status
+
+
+def describe_character(ch: str) -> str:
+    if "\ud800" <= ch <= "\udfff":
+        return f"a lone surrogate (U+{ord(ch):04X})"
+    if ch == "\x00":
+        return "a NUL byte"
+    name = unicodedata.name(ch, "")
+    return f"a control character (U+{ord(ch):04X}{' ' + name if name else ''})"
+
+
+def unsafe_character(text: str, *, multiline: bool = False) -> str | None:
+    """A description of the first character the console never accepts in `text`, or None."""
+    found = (_UNSAFE_MULTILINE if multiline else _UNSAFE).search(text)
+    return describe_character(found.group()) if found else None
+
+
+def safe_text(value: Any, *, field: str, max_length: int, multiline: bool = False, required: bool = True) -> str:
+    """`value` as text without NUL bytes, surrogates or control characters, at most `max_length`
+    characters and (when required) not blank; otherwise InputRefused naming `field`."""
+    if not isinstance(value, str):
+        raise InputRefused(field, f"field '{field}' must be a {'non-empty ' if required else ''}string")
+    if required and not value.strip():
+        raise InputRefused(field, f"field '{field}' must be a non-empty string")
+    if len(value) > max_length:
+        raise InputRefused(field, f"field '{field}' is longer than {max_length} characters")
+    bad = unsafe_character(value, multiline=multiline)
+    if bad:
+        raise InputRefused(field, f"field '{field}' contains {bad}")
+    return value
+
+
+def is_ascii_int(text: Any, *, minimum: int = 0, maximum: int = BIGINT_MAX) -> bool:
+    return isinstance(text, str) and bool(_ASCII_INT.fullmatch(text)) and minimum <= int(text) <= maximum
+
+
+def ascii_int(text: Any, *, field: str, minimum: int = 0, maximum: int = BIGINT_MAX) -> int:
+    """`text` as an integer written with ASCII digits only, within [minimum, maximum]."""
+    if not isinstance(text, str) or not _ASCII_INT.fullmatch(text):
+        raise InputRefused(field, f"field '{field}' must be a whole number written with the digits 0-9")
+    number = int(text)
+    if not minimum <= number <= maximum:
+        raise InputRefused(field, f"field '{field}' must be between {minimum} and {maximum}")
+    return number
+
+
+def int_in_range(value: Any, *, field: str, minimum: int = -BIGINT_MAX - 1, maximum: int = BIGINT_MAX) -> int:
+    """A JSON integer (never a boolean or a float) within [minimum, maximum]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputRefused(field, f"field '{field}' must be an integer")
+    if not minimum <= value <= maximum:
+        raise InputRefused(field, f"field '{field}' must be between {minimum} and {maximum}")
+    return value
+
+
+# --- JSON bodies -----------------------------------------------------------------------------------
+
+
+def json_depth_exceeds(text: str, limit: int) -> bool:
+    """Whether arrays/objects in `text` nest deeper than `limit` (brackets inside strings do not
+    count). Checked before parsing, so a deep document never reaches the recursive parser."""
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def _refuse_constant(name: str):
+    raise InputRefused(None, f"the body is not valid JSON ({name} is not a JSON number)")
+
+
+def _check_strings(value: Any, path: str) -> None:
+    """Every key and string anywhere in the document is storable text (the receipt keeps it)."""
+    if isinstance(value, str):
+        bad = unsafe_character(value, multiline=True)
+        if bad:
+            raise InputRefused(path or None, f"field '{path}' contains {bad}" if path else f"the body contains {bad}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            bad = unsafe_character(key)
+            if bad:
+                raise InputRefused(None, f"a field name contains {bad}")
+            _check_strings(item, key if not path else f"{path}.{key}")
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _check_strings(item, f"{path}[{n}]")
+
+
+def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH) -> dict:
+    """The body as a JSON object, or InputRefused (413 when larger than `max_bytes`)."""
+    if len(body) > max_bytes:
+        raise InputRefused(None, f"the body is larger than {max_bytes} bytes", status=413)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputRefused(None, "the body is not UTF-8 text") from None
+    if json_depth_exceeds(text, max_depth):
+        raise InputRefused(None, f"the body nests arrays or objects deeper than {max_depth} levels")
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise InputRefused(None, f"the body is not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
+        if isinstance(exc, InputRefused):
+            raise
+        raise InputRefused(None, f"the body is not acceptable JSON ({str(exc)[:120]})") from None
+    if not isinstance(data, dict):
+        raise InputRefused(None, "the body must be a JSON object")
+    _check_strings(data, "")
+    return data
+
+
+def printable_excerpt(raw: bytes | str, limit: int = 500) -> str:
+    """A bounded, storable rendering of refused input (for a receipt): unsafe characters escaped."""
+    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
+    text = text[:limit]
+    return (_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\\", "\\\\"))
+            if unsafe_character(text) else text)
+
+
+def keyset_position_problem(raw: str) -> str | None:
+    """A list position ("<number>-<number>", written by the console) that no typo produces:
+    non-ASCII characters, or numbers beyond bigint. Other malformed positions are the page's
+    business (it explains them and shows the first page)."""
+    if not raw.isascii():
+        return "the list position contains characters other than the digits 0-9 and '-'"
+    for part in raw.split("-"):
+        if part.isdigit() and not is_ascii_int(part):
+            return "the list position holds a number out of range"
+    return None
+
+
+# --- forms ---------------------------------------------------------------------------------------------
+
+HOSTILE = "hostile"
+
+
+class SafeInputForm(forms.Form):
+    """A form that refuses hostile values before its own validation: control characters, NUL
+    bytes and surrogates in any field, non-ASCII digits or out-of-range numbers in the fields
+    named by `integer_fields` ({name: (minimum, maximum)}), and values far longer than any field
+    accepts. Such errors carry the code "hostile"; `refused` tells the view to answer 400.
+    `multiline_fields` may hold tab and newline characters (a written reason)."""
+
+    integer_fields: dict[str, tuple[int, int]] = {}
+    multiline_fields: tuple[str, ...] = ()
+    # {name: check(raw) -> problem or None}: a field's own hostile-value rule (list positions).
+    extra_checks: dict = {}
+    max_raw_length = 1000
+
+    def _hostile_problem(self, name: str, raw: str) -> str | None:
+        if len(raw) > self.max_raw_length:
+            return f"the value is longer than {self.max_raw_length} characters"
+        bad = unsafe_character(raw, multiline=name in self.multiline_fields)
+        if bad:
+            return f"the value contains {bad}"
+        if name in self.integer_fields and raw != "":
+            low, high = self.integer_fields[name]
+            try:
+                ascii_int(raw, field=name, minimum=low, maximum=high)
+            except InputRefused as exc:
+                return exc.message.replace(f"field '{name}' ", "the value ")
+        check = self.extra_checks.get(name)
+        return check(raw) if check and raw != "" else None
+
+    def full_clean(self):
+        hostile = {}
+        if self.is_bound:
+            for name in self.fields:
+                values = self.data.getlist(name) if hasattr(self.data, "getlist") else [self.data.get(name)]
+                for raw in values:
+                    problem = self._hostile_problem(name, raw) if isinstance(raw, str) else None
+                    if problem:
+                        hostile[name] = problem
+                        break
+        if hostile:
+            # The form's own cleaning never sees a hostile value: it reads the field as absent.
+            data = self.data.copy()
+            for name in hostile:
+                data.pop(name, None)
+            self.data = data
+        super().full_clean()
+        for name, problem in hostile.items():
+            self.add_error(name, forms.ValidationError(problem, code=HOSTILE))
+
+    @property
+    def refused(self) -> bool:
+        return any(e.code == HOSTILE for errors in self.errors.as_data().values() for e in errors)
