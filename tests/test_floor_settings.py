@@ -31,5 +31,6 @@ def test_stalled_after_minutes_is_bounded(monkeypatch):
     ({"SHIFT_STARTS": "morning"}, "SHIFT_STARTS"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
-    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy", **env)
+    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy",
+                     WCS_CALLBACK_TOKEN="t" * 24, **env)
     assert result.returncode != 0 and name in result.stderr and "ImproperlyConfigured" in result.stderr

@@ -12,6 +12,7 @@ from tests.test_configuration import _manage
     ({"EMAIL_PORT": "smtp"}, "EMAIL_PORT must be an integer"),
 ])
 def test_a_bad_notification_setting_is_named(env, name):
-    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy", **env)
+    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy",
+                     WCS_CALLBACK_TOKEN="t" * 24, **env)
     assert result.returncode != 0
     assert name in result.stderr and "ImproperlyConfigured" in result.stderr

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 from django_q.models import Schedule
 
+from console.notifications.schedule import SCHEDULE_NAME as NOTIFICATIONS
 from recovery.retention import SCHEDULE_NAME as RETENTION
 from recovery.schedule import SCHEDULE_NAME as RECOVERY
 
@@ -21,9 +22,10 @@ def test_it_prepares_everything_once_and_says_each_step(transactional_db, settin
         call_command("release", stdout=out)
     text = out.getvalue()
     for step in ("applying migrations", "creating the cache table", "collecting static files",
-                 "declaring the recovery schedule", "declaring the journal retention schedule", "complete"):
+                 "declaring the recovery schedule", "declaring the journal retention schedule",
+                 "declaring the notification schedule", "complete"):
         assert step in text
-    assert sorted(Schedule.objects.values_list("name", flat=True)) == sorted([RECOVERY, RETENTION])
+    assert sorted(Schedule.objects.values_list("name", flat=True)) == sorted([RECOVERY, RETENTION, NOTIFICATIONS])
     assert (tmp_path / "static" / "console" / "console.css").exists()
     cache.set("release-check", 42)  # the shared database cache works
     assert cache.get("release-check") == 42

@@ -64,7 +64,8 @@ def test_the_schedule_is_declared_once(transactional_db):
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of json, text"),
 ])
 def test_a_bad_operations_value_stops_the_program(env, message):
-    result = _manage("check", DATABASE_URL="postgresql://localhost/tidy", SECRET_KEY="x", **env)
+    result = _manage("check", DATABASE_URL="postgresql://localhost/tidy", SECRET_KEY="x",
+                     WCS_CALLBACK_TOKEN="t" * 24, **env)
     assert result.returncode != 0
     assert message in result.stderr
 
