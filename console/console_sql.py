@@ -493,7 +493,8 @@ FROM (
     FROM recovery_journaltotal
     WHERE journal = 'callbacks'
     UNION ALL
-    SELECT endpoint, outcome, count(*)
+    -- A row may stand for several requests (401s: one row per endpoint and minute).
+    SELECT endpoint, outcome, sum(request_count)
     FROM recovery_callbackreceipt
     WHERE received_at >= coalesce((SELECT folded_before
                                    FROM recovery_journalfold

@@ -27,7 +27,7 @@ INSERT INTO recovery_journaltotal (journal, label1, label2, total)
 SELECT 'callbacks',
        endpoint,
        outcome,
-       count(*)
+       sum(request_count)                                   -- a 401 row stands for a minute's requests
 FROM recovery_callbackreceipt
 WHERE received_at >= %(since)s                              -- callback_receipt_time_idx
   AND received_at < %(until)s

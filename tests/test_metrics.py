@@ -205,3 +205,12 @@ def test_open_notifications_are_counted_per_event_every_event_included(wms, clie
     samples = scrape(client)
     counts = {e: value(samples, "tidy_notifications_open", event=e) for e in Event.values}
     assert counts == {**dict.fromkeys(Event.values, 0), "paused": 2}
+
+
+def test_refused_callbacks_count_every_request_though_401s_share_a_row(wms, client):
+    for _ in range(3):
+        assert post(client, "job-finish", {"job_id": "TDY-1-1", "stage": "MOVE_FINISHED"}, token="wrong").status_code \
+            == 401
+    assert CallbackReceipt.objects.filter(outcome="UNAUTHORIZED").count() == 1
+    samples = scrape(client)
+    assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="UNAUTHORIZED") == 3
