@@ -29,6 +29,12 @@ def test_nested_objects_become_fields_and_lists_read_as_values():
         "active_job.status": ("active job · status", "—", "1", True),
     }
     assert [r.key for r in evidence_rows({"finish_job": None}, {"finish_job": None})] == ["finish_job"]
+    # jsonb reorders keys; the rows follow the evidence's own field order, unknown keys last.
+    assert [r.key for r in evidence_rows(before, after)] == [
+        "workflow_status", "active_job.job_id", "active_job.status", "stock_locations", "source_exists",
+        "moves[0].tray", "moves[1].tray"]
+    assert [r.key for r in evidence_rows({"step": {"tray_code": "T1", "step_id": 3}, "workflow_id": 1}, None)] == [
+        "workflow_id", "step.step_id", "step.tray_code"]
     assert evidence_rows(None, None) == []
     assert [(r.before, r.after) for r in evidence_rows(None, {"stock_rows": 0})] == [("—", "0")]
 

@@ -4,12 +4,18 @@ An audit entry stores the evidence as JSON (TidyRecoveryEvidence.as_json). Shown
 as a Python dict; a supervisor expects the evidence card's layout instead: one field per row,
 the value before and after side by side, and the fields the repair changed marked. Nested
 objects (the step, the jobs) become dotted fields; lists of plain values read as one value;
-lists of objects become one field per element and key.
+lists of objects become one field per element and key. PostgreSQL's jsonb does not keep the
+key order, so rows follow the evidence's own field order (recovery.evidence).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
 
 ABSENT = "—"
+_JOB = [f.name for f in fields(JobEvidence)]
+_TOP = [f.name for f in fields(TidyRecoveryEvidence)] + ["expected_job_id", "pre_move_state", "terminal_state"]
+_NESTED = {"step": [f.name for f in fields(StepEvidence)], "active_job": _JOB, "finish_job": _JOB}
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,13 @@ def _label(key: str) -> str:
     return key.replace("_", " ").replace(".", " · ")
 
 
+def _rank(key: str) -> tuple[int, int]:
+    top, _, sub = key.partition(".")
+    top = top.split("[")[0]
+    nested = _NESTED.get(top, [])
+    return (_TOP.index(top) if top in _TOP else len(_TOP), nested.index(sub) if sub in nested else len(nested))
+
+
 def evidence_rows(before, after) -> list[EvidenceRow]:
     """One row per field of either side. A field missing on one side (a job that appeared or
     went away) shows '—' there; a nested object that is null on both sides stays one row."""
@@ -65,4 +78,5 @@ def evidence_rows(before, after) -> list[EvidenceRow]:
     # A job null before and present after: drop the lone 'active_job: none' row in favour of
     # its fields, which already say '—' before.
     keys = [k for k in keys if not (any(o.startswith(f"{k}.") or o.startswith(f"{k}[") for o in keys))]
+    keys.sort(key=_rank)
     return [EvidenceRow(k, _label(k), b.get(k, ABSENT), a.get(k, ABSENT)) for k in keys]

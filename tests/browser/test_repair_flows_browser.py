@@ -96,6 +96,7 @@ def test_an_operator_reconciles_with_scanned_codes(repair_db, live_server, sessi
     expect(page.locator("#entry-decision")).to_contain_text("consistent")
     expect(page.locator("#entry-evidence tr.changed").first).to_be_visible()
     olga.shot("reconcile-applied")
+    page.locator("#entry-evidence").screenshot(path=olga.artifacts / f"audit-evidence-table-{viewport}.png")
 
     ev = evidence_for_workflow(wid)
     assert ev.workflow_status == "ACTIVE" and ev.step.step_id == built.step_ids[1]  # advanced to step 2
