@@ -157,8 +157,8 @@ def test_every_link_and_button_a_role_is_offered_is_one_it_may_use(floor, client
     assert offered_approval == (role == "shift lead")
 
 
-def test_a_supervisor_offered_nothing_would_have_been_refused(floor, client):
-    """The crawler finds refusals: the repair pages a supervisor is not offered answer 403."""
+def test_the_crawler_reports_an_offer_that_answers_403(floor, client):
+    """The crawler can fail: started on repair pages a supervisor may not use, it reports both."""
     client.force_login(floor["users"]["supervisor"])
     wid = floor["workflows"][1].workflow_id
     _, refusals = crawl(client, ["/repair/batch/", f"/repair/workflow/{wid}/reissue/"])
