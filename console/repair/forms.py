@@ -37,11 +37,12 @@ class RepairForm(ReasonFields):
 
     tray_code = forms.CharField(required=False, label="Tray code (scan or type)", max_length=200,
                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
-                                                              "spellcheck": "false", "inputmode": "text"}))
+                                                              "spellcheck": "false", "inputmode": "text",
+                                                              "data-scan": ""}))
     space_code = forms.CharField(required=False, label="Space code where the tray stands (scan or type)",
                                  max_length=200,
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
-                                                               "spellcheck": "false"}))
+                                                               "spellcheck": "false", "data-scan": ""}))
 
     def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
         super().__init__(*args, action=action, pause_reason=pause_reason, **kwargs)

@@ -21,6 +21,7 @@ from console.csv_safe import safe_row
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
 from console.repair import selectors
 from console.repair.batch import check_batch_permission
+from console.repair.evidence_diff import evidence_rows
 from console.repair.forms import (
     AuditFilterForm,
     BatchApplyForm,
@@ -281,8 +282,11 @@ def audit_csv(request):
 @require_GET
 def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
+    rows = evidence_rows(entry.evidence_before, entry.evidence_after)
     return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
-                                                       "changes": selectors.change_rows(entry.changes)})
+                                                       "changes": selectors.change_rows(entry.changes),
+                                                       "evidence_rows": rows,
+                                                       "evidence_changed": sum(r.changed for r in rows)})
 
 
 # --- batch re-check ------------------------------------------------------------------------------------------

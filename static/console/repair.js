@@ -7,3 +7,14 @@ document.addEventListener("submit", function (event) {
   button.dataset.submitted = "1";
   button.setAttribute("aria-disabled", "true");
 });
+
+// A scanner types the code and presses Enter. In a scan field, Enter moves on to the next
+// empty scan field instead of submitting a half-filled form; in the last one it submits.
+// Without JavaScript, Enter submits and the server names the missing code.
+document.addEventListener("keydown", function (event) {
+  var field = event.target;
+  if (event.key !== "Enter" || !field.form || !field.matches("input[data-scan]")) return;
+  var scans = Array.prototype.slice.call(field.form.querySelectorAll("input[data-scan]"));
+  var next = scans.slice(scans.indexOf(field) + 1).filter(function (f) { return !f.value; })[0];
+  if (next) { event.preventDefault(); next.focus(); }
+});
