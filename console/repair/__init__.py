@@ -20,6 +20,8 @@ from console.repair.rules import (
     Refusal,
     RepairRefused,
     RepairRequest,
+    moving_jobs,
+    needs_floor_confirmation,
     permitted,
     precondition_failures,
 )
@@ -28,6 +30,7 @@ from console.repair.selectors import BATCH_LIMIT, Offer, repair_offers
 __all__ = [
     "BATCH_LIMIT", "MUTATIONS", "OFFERED", "PAUSED", "REASON_MAX_LENGTH", "REASON_MIN_LENGTH", "RECONCILE", "Offer",
     "Preview", "Refusal", "RepairRefused", "RepairRequest", "batch_recheck", "cancel_approve",
-    "cancel_preview_for_approval", "cancel_propose", "cancel_reject", "permitted", "precondition_failures",
+    "cancel_preview_for_approval", "cancel_propose", "cancel_reject", "moving_jobs", "needs_floor_confirmation",
+    "permitted", "precondition_failures",
     "repair_apply", "repair_codes", "repair_offers", "repair_preview",
 ]

@@ -75,9 +75,16 @@ def _show_errors(form, refused: repair.RepairRefused):
     return form
 
 
+def _floor_confirmation(ctx, action: str) -> bool:
+    """A cancel asks for the floor confirmation while a vehicle may be moving the tray."""
+    return action == RepairAction.CANCEL_PROPOSE and ctx is not None and repair.needs_floor_confirmation(ctx)
+
+
 def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     return render(request, "repair/action_form.html", {
+        "floor_confirmation": _floor_confirmation(ctx, action),
+        "moving_jobs": repair.moving_jobs(ctx) if ctx else [],
         "workflow_id": workflow_id, "action": action, "action_label": RepairAction(action).label,
         "slug": RepairAction(action).slug, "form": form, "ctx": ctx, "refused": refused,
         "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
@@ -113,9 +120,11 @@ def action_form(request, workflow_id: int, slug: str):
     action = _action(slug)
     if not repair.permitted(request.user, action):
         raise PermissionDenied("Your role may not take this action.")
-    if selectors.workflow_context(workflow_id=workflow_id) is None:
+    ctx = selectors.workflow_context(workflow_id=workflow_id)
+    if ctx is None:
         raise Http404(f"Workflow {workflow_id} does not exist.")
-    form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id))
+    form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id),
+                      floor_confirmation=_floor_confirmation(ctx, action))
     return _form_page(request, workflow_id, action, form)
 
 
@@ -123,7 +132,9 @@ def action_form(request, workflow_id: int, slug: str):
 def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
     pause_reason = selectors.pause_reason(workflow_id=workflow_id)
-    form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
+    form = RepairForm(request.POST, action=action, pause_reason=pause_reason,
+                      floor_confirmation=_floor_confirmation(selectors.workflow_context(workflow_id=workflow_id),
+                                                             action))
     req = _request_from(request.POST, workflow_id, action)
     key = new_key()
     try:
