@@ -28,6 +28,7 @@ from console.repair.forms import (
     RepairForm,
     new_key,
 )
+from console.views import refresh_seconds, wants_fragment
 
 ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
 BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
@@ -360,8 +361,12 @@ def batch_apply(request):
 @viewer_required
 @require_GET
 def batch_result(request, pk: int):
+    """The batch's progress while the qcluster runs it; an htmx poll gets the progress fragment,
+    which stops polling (no trigger rendered) once every workflow has its outcome."""
     batch = get_object_or_404(RepairBatch.objects.select_related("created_by"), pk=pk)
-    entries = list(batch.audit.order_by("workflow_id"))
-    applied = sum(1 for e in entries if e.outcome == "APPLIED")
-    return render(request, "repair/batch_result.html", {"batch": batch, "entries": entries, "applied": applied,
-                                                        "refused": len(entries) - applied})
+    progress = selectors.batch_progress(batch=batch)
+    context = {"batch": batch, "progress": progress, "entries": progress.entries, "applied": progress.applied,
+               "refused": progress.refused, "refresh_seconds": refresh_seconds()}
+    if wants_fragment(request):
+        return render(request, "repair/batch_result.html#batch-progress", context)
+    return render(request, "repair/batch_result.html", context)
