@@ -162,6 +162,9 @@ def test_approval_checks_the_confirmed_space_again(repair_db, shiftlead, shiftle
     proposal = CancelProposal.objects.get()
     rows("UPDATE bas_cargo_space SET tray_code = 'T-STRAY' WHERE cargo_space_id = %s", [found_at])
     client.force_login(shiftlead2)
+    page = unescape(client.get(reverse("repair-proposal", args=[proposal.pk])).content.decode())
+    assert f"Approving would be refused now: The floor confirmation does not fit the records: Space {found_at} " \
+           "records another tray (T-STRAY)" in page
     before = snapshot()
     response = approve(client, proposal)
     assert f"Space {found_at} records another tray (T-STRAY)" in unescape(response.content.decode())

@@ -197,3 +197,20 @@ def cancel_preview_for_approval(*, proposal: CancelProposal) -> Preview | None:
             raise
         return None
     return Preview(request, ctx, ctx.fingerprint, result)
+
+
+def approval_blocker(*, proposal: CancelProposal) -> str:
+    """Why approving the proposal would be refused on the current records ("" when it would not,
+    as far as can be told without the lock): shown where the approval preview would be."""
+    spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
+    ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
+    if ctx is None:
+        return f"Workflow {proposal.workflow_id} does not exist."
+    why = precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
+    if why:
+        return " ".join(why)
+    try:
+        check_floor_confirmation(ctx, proposal.floor_tray_code, proposal.floor_space_code)
+    except RepairRefused as refused:
+        return refused.message
+    return ""

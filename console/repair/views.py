@@ -198,7 +198,9 @@ def proposal(request, pk: int):
 def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=None, status=200):
     ctx = selectors.workflow_context(workflow_id=prop.workflow_id)
     stale = preview is not None and preview.fingerprint != prop.fingerprint
+    pending = prop.status == CancelProposal.Status.PENDING
     return render(request, "repair/proposal.html", {
+        "blocker": repair.approval_blocker(proposal=prop) if pending and preview is None else "",
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
         "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
