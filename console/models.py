@@ -43,6 +43,8 @@ class RepairBatch(models.Model):
     idempotency_key = models.CharField(max_length=64, unique=True)
     selection = models.JSONField(help_text="the filters or ids the batch was chosen by")
     workflow_count = models.IntegerField(default=0)
+    previewed = models.JSONField(default=dict, blank=True,
+                                 help_text="workflow id -> the evidence fingerprint shown when the batch was chosen")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -73,6 +75,11 @@ class CancelProposal(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
                                    related_name="+")
+    # The floor confirmation a cancel needs while a vehicle may be moving the tray (job status 2
+    # or 3): the tray code and the space where it stands, scanned or typed by the proposer. NULL
+    # says "none was needed" (existing rows too); an empty scan is refused, never stored.
+    floor_tray_code = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    floor_space_code = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
 
     class Meta:
         ordering = ["-proposed_at"]

@@ -2,6 +2,11 @@
 step's job TDY-<workflowId>-<stepId> (in_or_out 28, status 1, step DISPATCHED), all in one
 transaction; MANUAL creation first checks live vehicle availability with WCS. A refusal
 (CreationRefused and its kinds) creates nothing.
+
+A tray is tidied by one workflow at a time and never while anything else moves it: creation
+refuses (TrayBusy) a tray with an active mydo_job of any kind or a step in another ACTIVE or
+PAUSED_RECOVERY workflow. That check runs under a transaction-level advisory lock per tray
+(README, "The WCS side"), so two creations for one tray cannot both pass it.
 """
 
 import logging
@@ -34,6 +39,33 @@ class SpaceLocked(CreationRefused):
         parts = [f"space {h.cargo_space_id} is locked by workflow {h.workflow_id}" if h.workflow_id
                  else f"space {h.cargo_space_id} was locked by another workflow" for h in holders]
         super().__init__("; ".join(parts) + " — nothing was created")
+
+
+@dataclass(frozen=True)
+class TrayHolder:
+    """What holds a tray: an active job (job_id set) or an open tidy workflow (workflow_id set)."""
+
+    tray_code: str
+    job_id: str | None
+    in_or_out: int | None
+    job_status: int | None
+    workflow_id: int | None
+    workflow_status: str | None
+
+    def __str__(self) -> str:
+        if self.job_id is not None:
+            return (f"tray {self.tray_code} has active job {self.job_id} "
+                    f"(in_or_out {self.in_or_out}, status {self.job_status})")
+        return f"tray {self.tray_code} is in tidy workflow {self.workflow_id} ({self.workflow_status})"
+
+
+class TrayBusy(CreationRefused):
+    """A tray to tidy is held by an active job or another open tidy workflow."""
+
+    def __init__(self, holders: list[TrayHolder]):
+        self.holders = holders
+        self.trays = sorted({h.tray_code for h in holders})
+        super().__init__("; ".join(str(h) for h in holders) + " — nothing was created")
 
 
 class NoVehicleAvailable(CreationRefused):
@@ -80,6 +112,37 @@ def _clean_moves(moves) -> list[TidyMove]:
     return out
 
 
+# --- the tray guard ---------------------------------------------------------------------------
+
+# The first key of the two-key advisory locks tidy creation takes per tray ("TIDY" in ASCII).
+TRAY_LOCK_NAMESPACE = 0x54494459
+
+
+def lock_trays(trays) -> None:
+    """Take the transaction-level advisory lock of each tray, in key order (no deadlock between
+    two creations that share trays); held until the creation commits or rolls back."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.TRAY_LOCK_KEYS, {"trays": sorted(set(trays))})
+        for (lock_key,) in cursor.fetchall():
+            cursor.execute(wms_sql.LOCK_TRAY_KEY, {"namespace": TRAY_LOCK_NAMESPACE, "lock_key": lock_key})
+
+
+def tray_holders(trays) -> list[TrayHolder]:
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.TRAY_HOLDERS, {"trays": sorted(set(trays))})
+        return [TrayHolder(*row) for row in cursor.fetchall()]
+
+
+def _check_trays_free(moves: list[TidyMove]) -> None:
+    """Under the tray locks: refuse a tray that an active job or another open workflow holds.
+    Read after the locks are granted, so it sees every creation that committed before."""
+    trays = [mv.tray_code for mv in moves]
+    lock_trays(trays)
+    holders = tray_holders(trays)
+    if holders:
+        raise TrayBusy(holders)
+
+
 def _check_against_wms(moves: list[TidyMove]) -> None:
     """Play the moves over the current spaces and stock (read under our space locks): each move's
     source must hold its tray with all its stock there, and its target must exist and be empty."""
@@ -114,8 +177,9 @@ def _check_against_wms(moves: list[TidyMove]) -> None:
 def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnapshotClient | None = None
                          ) -> TidyCreation:
     """Create an ACTIVE workflow with one step per move, lock every space it touches and create
-    step 1's job, in one transaction; refuse the whole creation (nothing created) when a space is
-    locked by another workflow, a move does not fit the WMS state, or (MANUAL) no vehicle is free."""
+    step 1's job, in one transaction; refuse the whole creation (nothing created) when a tray is
+    held by an active job or another open workflow, a space is locked by another workflow, a
+    move does not fit the WMS state, or (MANUAL) no vehicle is free."""
     if origin not in TidyWorkflow.Origin.values:
         raise InvalidMoves(f"origin must be one of {', '.join(TidyWorkflow.Origin.values)}, got {origin!r}")
     moves = _clean_moves(moves)
@@ -134,6 +198,9 @@ def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnaps
                 "none available); nothing was created")
     spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
     with transaction.atomic():
+        # Trays first, then spaces (both in a fixed order): a creation never waits for a tray
+        # lock while holding a space lock, so two creations cannot deadlock.
+        _check_trays_free(moves)
         workflow_id = tx.insert_workflow(origin=origin)
         holders = tx.lock_spaces(workflow_id=workflow_id, spaces=spaces)
         if holders:

@@ -271,6 +271,48 @@ WHERE l.cargo_space_id = ANY (%(spaces)s::text[])
 ORDER BY l.cargo_space_id
 """
 
+# Tidy creation serialises on each tray it moves: a transaction-level advisory lock per tray
+# (two-key form, so it never meets the recovery lease's one-key lock), taken in key order so two
+# creations sharing trays wait instead of deadlocking. The keys are hashes: a collision only
+# makes two creations wait for each other.
+TRAY_LOCK_KEYS = """
+SELECT DISTINCT hashtext(tray) AS lock_key
+FROM unnest(%(trays)s::text[]) AS tray
+ORDER BY lock_key
+"""
+
+LOCK_TRAY_KEY = """
+SELECT pg_advisory_xact_lock(%(namespace)s, %(lock_key)s)
+"""
+
+# What already holds any of these trays: an active job of any kind (in_or_out), or a tidy
+# workflow that is ACTIVE or PAUSED_RECOVERY with a step for the tray. mydo_job holds only
+# active jobs (finished ones are archived), so it stays small; open workflows are few and found
+# through tidy_workflow_status_idx before their steps.
+TRAY_HOLDERS = """
+SELECT j.tray_code,
+       j.job_id,
+       j.in_or_out,
+       j.status,
+       NULL::bigint AS workflow_id,
+       NULL::text AS workflow_status
+FROM mydo_job AS j
+WHERE j.tray_code = ANY (%(trays)s::text[])
+UNION ALL
+SELECT DISTINCT s.tray_code,
+       NULL::text,
+       NULL::integer,
+       NULL::integer,
+       w.workflow_id,
+       w.status
+FROM alg.tidy_workflow AS w
+JOIN alg.tidy_step AS s
+    ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+WHERE w.status IN ('ACTIVE', 'PAUSED_RECOVERY')         -- tidy_workflow_status_idx
+  AND s.tray_code = ANY (%(trays)s::text[])
+ORDER BY 1, 2, 5
+"""
+
 CARGO_SPACES = """
 SELECT cargo_space_id,
        tray_code
@@ -570,7 +612,7 @@ SELECT count(*) FROM alg.tidy_workflow WHERE status = 'ACTIVE'
 """
 
 # A tray that may be tidied: its space holds it, every stock row is there, no tidy lock on the
-# space and no active job for the tray.
+# space, no active job for the tray and no open tidy workflow moving it (creation refuses those).
 SIMULATOR_FREE_TRAYS = """
 SELECT c.cargo_space_id,
        c.tray_code
@@ -578,6 +620,12 @@ FROM bas_cargo_space AS c
 WHERE c.tray_code IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
   AND NOT EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.tray_code = c.tray_code)
+  AND NOT EXISTS (SELECT 1
+                  FROM alg.tidy_workflow AS w
+                  JOIN alg.tidy_step AS s
+                      ON s.workflow_id = w.workflow_id
+                  WHERE w.status IN ('ACTIVE', 'PAUSED_RECOVERY')
+                    AND s.tray_code = c.tray_code)
   AND EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.tray_code = c.tray_code)
   AND NOT EXISTS (SELECT 1 FROM bas_stock AS b
                   WHERE b.tray_code = c.tray_code

@@ -85,3 +85,19 @@ def audit_table_rows() -> list[dict]:
         cursor.execute(AUDIT_ROWS)
         cols = [c.name for c in cursor.description]
         return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
+
+
+def run_queued_tasks() -> int:
+    """Run what the console enqueued for the qcluster, in queue order, as a worker would (the
+    task functions themselves: sync mode is fixed at import); returns how many ran."""
+    from django.utils.module_loading import import_string
+    from django_q.models import OrmQ
+
+    ran = 0
+    for queued in OrmQ.objects.order_by("id"):
+        task = queued.task
+        func = task["func"] if callable(task["func"]) else import_string(task["func"])
+        func(*task["args"], **task["kwargs"])
+        queued.delete()
+        ran += 1
+    return ran

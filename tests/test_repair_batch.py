@@ -6,7 +6,7 @@ from django.urls import reverse
 from console.models import RepairAudit, RepairBatch
 from recovery.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import key, paused
+from tests.repair_support import key, paused, run_queued_tasks
 from tests.wms_state import diff, snapshot
 
 REASON = "Jobs restored from the WMS backup at 03:00"
@@ -46,6 +46,7 @@ def test_it_rechecks_each_workflow_and_links_the_outcomes_to_the_batch(repair_db
     response = client.post(reverse("repair-batch-apply"), data)
     batch = RepairBatch.objects.get()
     assert response.status_code == 303 and response["Location"] == reverse("repair-batch-result", args=[batch.pk])
+    assert run_queued_tasks() == 1  # the qcluster's part
     outcomes = dict(batch.audit.values_list("workflow_id", "outcome"))
     assert outcomes == {fixed: "APPLIED", unfixed: "REFUSED:PRECONDITION"}
     assert evidence_for_workflow(fixed).workflow_status == "ACTIVE"
@@ -60,6 +61,7 @@ def test_it_rechecks_each_workflow_and_links_the_outcomes_to_the_batch(repair_db
     again = client.post(reverse("repair-batch-apply"), data)
     assert again["Location"] == response["Location"]
     assert diff(after, snapshot()) == {} and RepairAudit.objects.count() == 2
+    assert run_queued_tasks() == 0  # nothing enqueued again
 
 
 def test_it_refuses_a_batch_without_a_proper_reason(repair_db, operator, client):
@@ -94,5 +96,6 @@ def test_it_refuses_a_workflow_whose_evidence_changed_since_the_list(repair_db, 
         "workflow": [f"{fixed}:0000"], "reason_code": "WMS_RECORDS_FIXED", "reason_text": REASON,
         "idempotency_key": key()})
     assert response.status_code == 303
+    run_queued_tasks()
     assert RepairAudit.objects.get().outcome == "REFUSED:STALE_EVIDENCE"
     assert evidence_for_workflow(fixed).workflow_status == "PAUSED_RECOVERY"

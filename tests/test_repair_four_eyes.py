@@ -12,14 +12,21 @@ from tests.wms_state import diff, snapshot
 REASON = "The tidy was re-planned by the day shift"
 
 
-def propose(client, wid, code="TIDY_NO_LONGER_NEEDED"):
+def propose(client, wid, code="TIDY_NO_LONGER_NEEDED", floor=None):
+    """`floor`: (tray, space) found on the floor, needed while a job is status 2 or 3."""
+    scanned = {"tray_code": floor[0], "space_code": floor[1]} if floor else {}
     preview = client.post(reverse("repair-preview", args=[wid, "cancel"]),
-                          {"reason_code": code, "reason_text": REASON})
+                          {"reason_code": code, "reason_text": REASON, **scanned})
     assert preview.status_code == 200, preview.content.decode()[:500]
     response = client.post(reverse("repair-apply", args=[wid, "cancel"]), {
         "reason_code": code, "reason_text": REASON, "fingerprint": preview.context["preview"].fingerprint,
-        "idempotency_key": preview.context["key"]})
+        "idempotency_key": preview.context["key"], **scanned})
     return response
+
+
+def at_source(built):
+    """The floor confirmation that the step's tray stands where the records say: its source."""
+    return built.moves[0].tray_code, built.moves[0].source
 
 
 def decide_proposal(client, proposal, verb, *, code, text=REASON, fp=None):
@@ -30,10 +37,11 @@ def decide_proposal(client, proposal, verb, *, code, text=REASON, fp=None):
 
 
 def test_it_records_a_proposal_and_changes_nothing_in_the_wms(repair_db, shiftlead, client):
-    wid = paused(repair_db, "active_mismatch").workflow_id
+    built = paused(repair_db, "active_mismatch")
+    wid = built.workflow_id
     client.force_login(shiftlead)
     before = snapshot()
-    response = propose(client, wid, "JOB_ID_TAKEN_BY_OTHER_MOVE")
+    response = propose(client, wid, "JOB_ID_TAKEN_BY_OTHER_MOVE", floor=at_source(built))
     proposal = CancelProposal.objects.get()
     assert response.status_code == 303 and response["Location"] == reverse("repair-proposal", args=[proposal.pk])
     assert diff(before, snapshot()) == {}
@@ -72,7 +80,7 @@ def test_it_applies_cancel_and_release_when_a_second_shift_lead_approves(repair_
     built = paused(repair_db, "active_mismatch")  # an active job with the step's id, describing another tray
     wid, (s1, s2) = built.workflow_id, built.step_ids
     client.force_login(shiftlead)
-    propose(client, wid, "JOB_ID_TAKEN_BY_OTHER_MOVE")
+    propose(client, wid, "JOB_ID_TAKEN_BY_OTHER_MOVE", floor=at_source(built))
     proposal = CancelProposal.objects.get()
     client.force_login(shiftlead2)
     page = client.get(reverse("repair-proposal", args=[proposal.pk]))

@@ -5,10 +5,11 @@ and the same mutation in a savepoint that is rolled back, and audits a refusal.
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 from console.models import RepairAction, RepairAudit, RepairBatch
 from console.repair import frame
-from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, permitted
+from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, floor_space, permitted
 from console.repair.selectors import pending_proposal
 from recovery.transaction import StaleWrite
 from recovery.transaction import repair as m
@@ -34,8 +35,15 @@ def warnings_for(ctx: m.RepairContext, action: str) -> list[str]:
             "make sure the WCS has stopped them before approving."]
 
 
-def dry_run(ctx: m.RepairContext, action: str, payload: dict) -> frame.RunResult:
-    return frame.dry_run(ctx, MUTATIONS[action], payload, warnings_for(ctx, action))
+def mutation_for(action: str, *, floor_space: str | None = None):
+    """The action's mutation; a cancel with a floor confirmation also corrects the records."""
+    if floor_space is not None and action in (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE):
+        return partial(MUTATIONS[action], floor_space=floor_space)
+    return MUTATIONS[action]
+
+
+def dry_run(ctx: m.RepairContext, action: str, payload: dict, *, floor_space: str | None = None) -> frame.RunResult:
+    return frame.dry_run(ctx, mutation_for(action, floor_space=floor_space), payload, warnings_for(ctx, action))
 
 
 def check_no_pending_proposal(workflow_id: int) -> None:
@@ -57,14 +65,16 @@ def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "prev
         if not permitted(user, request.action):
             raise RepairRefused(Refusal.FORBIDDEN, "Your role may not take this action.")
         check_text(request)
+        action = Repair(request)
         with frame.locked_workflow(request.workflow_id):
-            ctx = m.read_context(request.workflow_id)
+            ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
                 raise RepairRefused(Refusal.NOT_FOUND, f"Workflow {request.workflow_id} does not exist.")
-            Repair(request).check_locked(ctx, frame.pause_reason(ctx.workflow_id))
+            action.check_locked(ctx, frame.pause_reason(ctx.workflow_id))
             if request.action == RepairAction.CANCEL_PROPOSE:
                 check_no_pending_proposal(ctx.workflow_id)
-            result = dry_run(ctx, request.action, frame.payload(user, request, idempotency_key))
+            result = dry_run(ctx, request.action, frame.payload(user, request, idempotency_key),
+                             floor_space=floor_space(ctx, request.space_code))
             return Preview(request, ctx, ctx.fingerprint, result)
     except RepairRefused as refused:
         frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)

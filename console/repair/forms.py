@@ -33,7 +33,8 @@ class ReasonFields(forms.Form):
 
 
 class RepairForm(ReasonFields):
-    """Reason (all actions) plus, for reconcile, the codes read on the floor."""
+    """Reason (all actions) plus, for reconcile and for a cancel while a vehicle may be moving the
+    tray (`floor_confirmation`), the codes read on the floor."""
 
     tray_code = forms.CharField(required=False, label="Tray code (scan or type)", max_length=200,
                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
@@ -44,9 +45,9 @@ class RepairForm(ReasonFields):
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
                                                                "spellcheck": "false", "data-scan": ""}))
 
-    def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
+    def __init__(self, *args, action: str, pause_reason: str | None, floor_confirmation: bool = False, **kwargs):
         super().__init__(*args, action=action, pause_reason=pause_reason, **kwargs)
-        if action not in RECONCILE:
+        if action not in RECONCILE and not (floor_confirmation and action == RepairAction.CANCEL_PROPOSE):
             del self.fields["tray_code"]
             del self.fields["space_code"]
 

@@ -5,6 +5,8 @@ Propose, approve and reject are actions of the apply-once frame; viewing a propo
 workflow lock.
 """
 
+from functools import partial
+
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
@@ -15,9 +17,12 @@ from console.repair.rules import (
     Refusal,
     RepairRefused,
     RepairRequest,
+    check_floor_confirmation,
     check_preconditions,
     check_reason_code,
     check_text,
+    floor_space,
+    needs_floor_confirmation,
     precondition_failures,
 )
 from recovery.transaction import repair as m
@@ -38,13 +43,20 @@ class Propose(frame.FramedAction):
 
     def mutate(self, user, ctx, payload) -> frame.Outcome:
         request = self.request
+        # The floor confirmation (checked in check_locked) is kept only when a vehicle may be
+        # moving the tray; otherwise the cancel changes no inventory record, as always.
+        confirmed = needs_floor_confirmation(ctx)
         proposal = CancelProposal.objects.create(
             workflow_id=ctx.workflow_id, proposed_by=user, reason_code=request.reason_code,
             reason_text=request.reason_text.strip(), fingerprint=ctx.fingerprint,
-            evidence=ctx.evidence.as_json(), idempotency_key=payload["idempotency_key"])
+            evidence=ctx.evidence.as_json(), idempotency_key=payload["idempotency_key"],
+            floor_tray_code=request.tray_code.strip() if confirmed else None,
+            floor_space_code=request.space_code.strip() if confirmed else None)
         text, consistent = frame.assess(ctx.evidence)
+        floor = (f"; floor confirmation: tray {proposal.floor_tray_code} stands at {proposal.floor_space_code}"
+                 if confirmed else "")
         return frame.Outcome("PROPOSED", f"cancel-and-release proposed (proposal {proposal.pk}); a different "
-                             "shift lead must approve it", ctx.evidence, text, consistent, proposal=proposal)
+                             f"shift lead must approve it{floor}", ctx.evidence, text, consistent, proposal=proposal)
 
 
 class _Decision(frame.FramedAction):
@@ -90,12 +102,21 @@ class Approve(_Decision):
             raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
                                 "cancelled. Open the proposal again and review the current evidence.")
 
+    def context_spaces(self):
+        return (self.proposal.floor_space_code,) if self.proposal.floor_space_code else ()
+
     def check_locked(self, ctx, pause_reason):
         check_preconditions(ctx, self.request.action)
+        # Checked again under the lock: the space may have been given another tray since.
+        check_floor_confirmation(ctx, self.proposal.floor_tray_code, self.proposal.floor_space_code)
 
     def mutate(self, user, ctx, payload) -> frame.Outcome:
         proposer = self.proposal.proposed_by.get_username()
-        run = frame.run(ctx, m.cancel_release, {**payload, "proposal": self.proposal.pk, "proposed_by": proposer}, [])
+        space = floor_space(ctx, self.proposal.floor_space_code)
+        payload = {**payload, "proposal": self.proposal.pk, "proposed_by": proposer}
+        if space is not None:
+            payload["floor_confirmation"] = {"tray_code": self.proposal.floor_tray_code, "space_code": space}
+        run = frame.run(ctx, partial(m.cancel_release, floor_space=space), payload, [])
         self.decide(user, CancelProposal.Status.APPLIED)
         return frame.Outcome("APPLIED", f"approved proposal {self.proposal.pk} by {proposer}: {run.summary}",
                              run.evidence_after, run.decision_after, run.consistent_after, run.changes)
@@ -126,7 +147,7 @@ class Reject(_Decision):
 def cancel_propose(*, user, request: RepairRequest, previewed_fingerprint: str,
                    idempotency_key: str) -> RepairAudit:
     request = RepairRequest(RepairAction.CANCEL_PROPOSE, request.workflow_id, request.reason_code,
-                            request.reason_text)
+                            request.reason_text, request.tray_code, request.space_code)
     return frame.apply_once(Propose(request, previewed_fingerprint=previewed_fingerprint), user=user,
                             idempotency_key=idempotency_key)
 
@@ -157,16 +178,39 @@ def cancel_preview_for_approval(*, proposal: CancelProposal) -> Preview | None:
     """What approving would change now; None when the workflow no longer allows it or its rows
     are busy. Viewing takes no workflow lock: the dry run's writes are rolled back, and it waits
     for a row another transaction holds at most the lock timeout."""
-    ctx = m.read_context(proposal.workflow_id)
+    spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
+    ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
     if ctx is None or precondition_failures(ctx, RepairAction.CANCEL_APPROVE):
         return None
+    try:
+        check_floor_confirmation(ctx, proposal.floor_tray_code, proposal.floor_space_code)
+    except RepairRefused:
+        return None  # approving is refused, with the reason, and audited
     request = RepairRequest(RepairAction.CANCEL_APPROVE, proposal.workflow_id)
     try:
         with transaction.atomic():
             set_lock_timeout(frame.lock_timeout_ms())
-            result = dry_run(ctx, RepairAction.CANCEL_APPROVE, {"source": "operator", "preview": True})
+            result = dry_run(ctx, RepairAction.CANCEL_APPROVE, {"source": "operator", "preview": True},
+                             floor_space=floor_space(ctx, proposal.floor_space_code))
     except OperationalError as exc:
         if not frame.is_lock_timeout(exc):
             raise
         return None
     return Preview(request, ctx, ctx.fingerprint, result)
+
+
+def approval_blocker(*, proposal: CancelProposal) -> str:
+    """Why approving the proposal would be refused on the current records ("" when it would not,
+    as far as can be told without the lock): shown where the approval preview would be."""
+    spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
+    ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
+    if ctx is None:
+        return f"Workflow {proposal.workflow_id} does not exist."
+    why = precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
+    if why:
+        return " ".join(why)
+    try:
+        check_floor_confirmation(ctx, proposal.floor_tray_code, proposal.floor_space_code)
+    except RepairRefused as refused:
+        return refused.message
+    return ""

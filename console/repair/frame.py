@@ -104,7 +104,7 @@ class RunResult:
 
 def run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[str]) -> RunResult:
     """Run a mutation of recovery.transaction.repair and record every row it changed."""
-    scope = m.workflow_scope(ctx.workflow_id)
+    scope = m.workflow_scope(ctx.workflow_id, extra_spaces=tuple(ctx.spaces))
     before = m.snapshot_scope(scope)
     result = mutation(ctx, payload=payload)
     after = m.snapshot_scope(scope)
@@ -163,6 +163,11 @@ class FramedAction:
     def lock_rows(self) -> None:
         """Under the workflow lock, before the evidence is read: rows of the action's own."""
 
+    def context_spaces(self) -> tuple[str, ...]:
+        """Spaces the context reads beside the move's own: the space an operator scanned."""
+        space = self.request.space_code.strip()
+        return (space,) if space else ()
+
     def check_fingerprint(self, ctx: m.RepairContext) -> None:
         if ctx.fingerprint != self.previewed:
             raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
@@ -219,7 +224,7 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
             if first := RepairAudit.objects.filter(idempotency_key=key).first():
                 return first
             action.lock_rows()
-            ctx = m.read_context(request.workflow_id)
+            ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
                 raise RepairRefused(Refusal.NOT_FOUND, f"Workflow {request.workflow_id} does not exist.")
             action.check_fingerprint(ctx)

@@ -41,6 +41,7 @@ class Refusal:
     PROPOSAL_CLOSED = "PROPOSAL_CLOSED"
     PROPOSAL_PENDING = "PROPOSAL_PENDING"
     STALE_WRITE = "STALE_WRITE"
+    FLOOR_CONFIRMATION_REQUIRED = "FLOOR_CONFIRMATION_REQUIRED"  # cancel while a vehicle may move the tray
     BUSY = "BUSY"  # the workflow row stayed locked longer than the lock timeout
 
 
@@ -72,7 +73,8 @@ class RepairRequest:
     space_code: str = ""
 
     def inputs(self) -> dict:
-        if self.action in RECONCILE:
+        if self.action in RECONCILE or (self.action == RepairAction.CANCEL_PROPOSE
+                                        and (self.tray_code or self.space_code)):
             return {"tray_code": self.tray_code, "space_code": self.space_code}
         return {}
 
@@ -174,8 +176,70 @@ def check_reason_code(request: RepairRequest, pause_reason: str | None) -> None:
     raise RepairRefused(Refusal.REASON_CODE_NOT_ALLOWED, msg, field_errors={"reason_code": msg})
 
 
+# --- the floor confirmation of a cancel --------------------------------------------------------
+
+MOVING_JOB_STATUSES = (2, 3)  # dispatched, executing: a vehicle may be carrying the tray
+
+
+def moving_jobs(ctx: m.RepairContext) -> list:
+    return [j for j in ctx.active_jobs if j.status in MOVING_JOB_STATUSES]
+
+
+def needs_floor_confirmation(ctx: m.RepairContext) -> bool:
+    """Cancel-and-release frees the workflow's spaces; while a job is dispatched or executing the
+    tray may be on a vehicle, so the records must first say where it was found standing."""
+    return bool(moving_jobs(ctx))
+
+
+def floor_space(ctx: m.RepairContext, space_code: str | None) -> str | None:
+    """The space a cancel corrects the records to: the confirmed space when one is needed."""
+    if not needs_floor_confirmation(ctx):
+        return None
+    return (space_code or "").strip() or None
+
+
+def check_floor_confirmation(ctx: m.RepairContext, tray_code: str | None, space_code: str | None) -> None:
+    """While a job is status 2 or 3, a cancel needs the tray code (the step's tray) and the space
+    where it stands (an existing space recording no other tray). Nothing is needed otherwise."""
+    moving = moving_jobs(ctx)
+    if not moving:
+        return
+    jobs = ", ".join(f"{j.job_id} (status {j.status})" for j in moving)
+    if ctx.subject is None:
+        raise RepairRefused(Refusal.PRECONDITION, f"Job(s) {jobs} may be moving a tray and no single step of the "
+                            "workflow is current: stop the jobs in the WCS and re-check before cancelling.")
+    tray, space = (tray_code or "").strip(), (space_code or "").strip()
+    if not tray or not space:
+        errors = {}
+        if not tray:
+            errors["tray_code"] = "Scan or type the tray code read on the tray."
+        if not space:
+            errors["space_code"] = "Scan or type the space where the tray stands now."
+        raise RepairRefused(
+            Refusal.FLOOR_CONFIRMATION_REQUIRED,
+            f"Job(s) {jobs} are dispatched or executing: a vehicle may be moving tray {ctx.subject.tray_code}. "
+            "Cancelling frees its spaces, so first find the tray on the floor and confirm its code and the "
+            "space where it stands; the records are corrected to that space.", field_errors=errors)
+    errors = {}
+    if tray != ctx.subject.tray_code:
+        errors["tray_code"] = f"Scanned tray {tray} is not the step's tray {ctx.subject.tray_code}."
+    if not ctx.space_exists(space):
+        errors["space_code"] = f"Space {space} does not exist in bas_cargo_space."
+    elif ctx.spaces.get(space) not in (None, ctx.subject.tray_code):
+        errors["space_code"] = (f"Space {space} records another tray ({ctx.spaces[space]}): the tray cannot "
+                                "stand there; check the code or resolve that tray first.")
+    if errors:
+        raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
+                            "The floor confirmation does not fit the records: " + " ".join(errors.values()),
+                            field_errors=errors)
+
+
 def check_scanned_codes(request: RepairRequest, ctx: m.RepairContext) -> None:
-    """Reconcile: the scanned tray and space must equal the step's tray and stated location."""
+    """Reconcile: the scanned tray and space must equal the step's tray and stated location.
+    Cancel: the floor confirmation, when a vehicle may be moving the tray."""
+    if request.action == RepairAction.CANCEL_PROPOSE:
+        check_floor_confirmation(ctx, request.tray_code, request.space_code)
+        return
     if request.action not in RECONCILE or ctx.subject is None:
         return
     step = ctx.subject

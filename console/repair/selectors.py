@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 
 from console import roles
-from console.models import CancelProposal, RepairAction, RepairAudit
+from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
 from console.repair import codes
 from console.repair.rules import OFFERED, PAUSED, permitted, precondition_failures
 from console.selectors import PausedFilters, paused_workflows_page
@@ -121,6 +121,42 @@ def batch_rows(*, workflow_ids: list[int]) -> list[BatchRow]:
         rows.append(BatchRow(ev.workflow_id, ev.origin, reasons.get(ev.workflow_id), ev.fingerprint,
                              d.action is not Action.PAUSE, text))
     return rows
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """How far a batch re-check got: one outcome per workflow re-checked so far (the latest, when
+    a busy workflow was tried again), in workflow order."""
+
+    batch: RepairBatch
+    entries: list[RepairAudit]
+    applied: int
+    refused: int
+
+    @property
+    def total(self) -> int:
+        return self.batch.workflow_count
+
+    @property
+    def done(self) -> int:
+        return len(self.entries)
+
+    @property
+    def finished(self) -> bool:
+        return self.batch.finished_at is not None or self.done >= self.total
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else min(100, self.done * 100 // self.total)
+
+
+def batch_progress(*, batch: RepairBatch) -> BatchProgress:
+    latest: dict[int, RepairAudit] = {}
+    for entry in batch.audit.order_by("id"):
+        latest[entry.workflow_id] = entry
+    entries = [latest[w] for w in sorted(latest)]
+    applied = sum(1 for e in entries if e.outcome == "APPLIED")
+    return BatchProgress(batch, entries, applied, len(entries) - applied)
 
 
 def batch_candidates(*, reason: str = "", origin: str = "", age: str = "", q: str = "") -> tuple[list[BatchRow], int]:

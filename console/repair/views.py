@@ -30,6 +30,7 @@ from console.repair.forms import (
     RepairForm,
     new_key,
 )
+from console.views import refresh_seconds, wants_fragment
 
 ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
 BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
@@ -77,9 +78,16 @@ def _show_errors(form, refused: repair.RepairRefused):
     return form
 
 
+def _floor_confirmation(ctx, action: str) -> bool:
+    """A cancel asks for the floor confirmation while a vehicle may be moving the tray."""
+    return action == RepairAction.CANCEL_PROPOSE and ctx is not None and repair.needs_floor_confirmation(ctx)
+
+
 def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     return render(request, "repair/action_form.html", {
+        "floor_confirmation": _floor_confirmation(ctx, action),
+        "moving_jobs": repair.moving_jobs(ctx) if ctx else [],
         "workflow_id": workflow_id, "action": action, "action_label": RepairAction(action).label,
         "slug": RepairAction(action).slug, "form": form, "ctx": ctx, "refused": refused,
         "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
@@ -115,9 +123,11 @@ def action_form(request, workflow_id: int, slug: str):
     action = _action(slug)
     if not repair.permitted(request.user, action):
         raise PermissionDenied("Your role may not take this action.")
-    if selectors.workflow_context(workflow_id=workflow_id) is None:
+    ctx = selectors.workflow_context(workflow_id=workflow_id)
+    if ctx is None:
         raise Http404(f"Workflow {workflow_id} does not exist.")
-    form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id))
+    form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id),
+                      floor_confirmation=_floor_confirmation(ctx, action))
     return _form_page(request, workflow_id, action, form)
 
 
@@ -125,7 +135,9 @@ def action_form(request, workflow_id: int, slug: str):
 def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
     pause_reason = selectors.pause_reason(workflow_id=workflow_id)
-    form = RepairForm(request.POST, action=action, pause_reason=pause_reason)
+    form = RepairForm(request.POST, action=action, pause_reason=pause_reason,
+                      floor_confirmation=_floor_confirmation(selectors.workflow_context(workflow_id=workflow_id),
+                                                             action))
     req = _request_from(request.POST, workflow_id, action)
     key = new_key()
     try:
@@ -188,7 +200,9 @@ def proposal(request, pk: int):
 def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=None, status=200):
     ctx = selectors.workflow_context(workflow_id=prop.workflow_id)
     stale = preview is not None and preview.fingerprint != prop.fingerprint
+    pending = prop.status == CancelProposal.Status.PENDING
     return render(request, "repair/proposal.html", {
+        "blocker": repair.approval_blocker(proposal=prop) if pending and preview is None else "",
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
         "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
@@ -355,8 +369,12 @@ def batch_apply(request):
 @viewer_required
 @require_GET
 def batch_result(request, pk: int):
+    """The batch's progress while the qcluster runs it; an htmx poll gets the progress fragment,
+    which stops polling (no trigger rendered) once every workflow has its outcome."""
     batch = get_object_or_404(RepairBatch.objects.select_related("created_by"), pk=pk)
-    entries = list(batch.audit.order_by("workflow_id"))
-    applied = sum(1 for e in entries if e.outcome == "APPLIED")
-    return render(request, "repair/batch_result.html", {"batch": batch, "entries": entries, "applied": applied,
-                                                        "refused": len(entries) - applied})
+    progress = selectors.batch_progress(batch=batch)
+    context = {"batch": batch, "progress": progress, "entries": progress.entries, "applied": progress.applied,
+               "refused": progress.refused, "refresh_seconds": refresh_seconds()}
+    if wants_fragment(request):
+        return render(request, "repair/batch_result.html#batch-progress", context)
+    return render(request, "repair/batch_result.html", context)

@@ -61,7 +61,10 @@ Cancel workflow and release locks (`cancel_release`) -- the tidy is abandoned (f
   enforced in console.repair): every active TDY-<wid>-* job is archived with its own status (it
   did not finish, so never 4 by us), the steps not COMPLETED become CANCELLED, the workflow
   CANCELLED, its locks released; an OPERATOR_CANCELLED event is recorded for the current step.
-  No inventory record is changed.
+  No inventory record is changed, except with a floor confirmation: when a job was dispatched
+  or executing (status 2 or 3) a vehicle may have been carrying the tray, so the cancel needs
+  the space where the tray was found standing (`floor_space`, checked by console.repair) and
+  corrects the records to it exactly as reconcile does, in the same transaction.
 """
 
 from dataclasses import dataclass, field
@@ -123,13 +126,14 @@ class Scope:
     spaces: tuple[str, ...]
 
 
-def workflow_scope(workflow_id: int) -> Scope:
-    """Every tray and space the workflow's steps name, plus every space recording one of its trays."""
+def workflow_scope(workflow_id: int, extra_spaces=()) -> Scope:
+    """Every tray and space the workflow's steps name, every space recording one of its trays, and
+    `extra_spaces` (a space a floor confirmation names)."""
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.WORKFLOW_STEPS, {"workflow_id": workflow_id})
         steps = cursor.fetchall()
         trays = sorted({s[3] for s in steps})
-        spaces = {s[4] for s in steps} | {s[5] for s in steps}
+        spaces = {s[4] for s in steps} | {s[5] for s in steps} | set(extra_spaces)
         cursor.execute(wms_sql.SPACES_RECORDING_TRAYS, {"trays": trays})
         spaces |= {r[0] for r in cursor.fetchall()}
     return Scope(workflow_id, tuple(trays), tuple(sorted(spaces)))
@@ -208,7 +212,9 @@ class RepairContext:
         return sorted(s for s, t in self.spaces.items() if t == tray and s != space)
 
 
-def read_context(workflow_id: int) -> RepairContext | None:
+def read_context(workflow_id: int, extra_spaces=()) -> RepairContext | None:
+    """The context; `spaces` also records what `extra_spaces` hold (a space scanned on the floor
+    that is neither end of the move), absent when such a space does not exist."""
     evidence = evidence_for_workflow(workflow_id)
     if evidence is None:
         return None
@@ -231,7 +237,8 @@ def read_context(workflow_id: int) -> RepairContext | None:
             finish_rows = cursor.fetchone()[0]
             cursor.execute(wms_sql.TRAY_STOCK_ROWS, {"tray_code": subject.tray_code})
             stock_spaces = tuple(row[1] for row in cursor.fetchall())
-            cursor.execute(wms_sql.SPACES_OF_MOVE, {"spaces": [subject.cargo_space_id, subject.target_cargo_space_id],
+            cursor.execute(wms_sql.SPACES_OF_MOVE, {"spaces": [subject.cargo_space_id, subject.target_cargo_space_id,
+                                                       *extra_spaces],
                                             "tray_code": subject.tray_code})
             spaces = dict(cursor.fetchall())
     return RepairContext(evidence=evidence, steps=steps, active_jobs=active_jobs, subject=subject,
@@ -372,7 +379,9 @@ def reconcile_to_target(ctx: RepairContext, *, payload: dict) -> MutationResult:
     return MutationResult("; ".join(parts))
 
 
-def cancel_release(ctx: RepairContext, *, payload: dict) -> MutationResult:
+def cancel_release(ctx: RepairContext, *, payload: dict, floor_space: str | None = None) -> MutationResult:
+    """`floor_space`: where the subject tray was found standing (a floor confirmation, checked by
+    the caller: the space exists and records no other tray); the records are corrected to it."""
     for job in ctx.active_jobs:
         _archive_job(job, None)
     if ctx.evidence.step is not None:
@@ -382,6 +391,10 @@ def cancel_release(ctx: RepairContext, *, payload: dict) -> MutationResult:
     cancelled = len(open_steps)
     expect_rows(wms_sql.CANCEL_WORKFLOW, {"workflow_id": ctx.workflow_id}, "cancel workflow")
     released = execute_rows(wms_sql.RELEASE_LOCKS, {"workflow_id": ctx.workflow_id})
-    return MutationResult(f"{cancelled} step(s) CANCELLED; {len(ctx.active_jobs)} active job(s) archived with "
-                          f"their own status; workflow CANCELLED; {released} lock(s) released")
+    parts = [f"{cancelled} step(s) CANCELLED", f"{len(ctx.active_jobs)} active job(s) archived with their own status",
+             "workflow CANCELLED", f"{released} lock(s) released"]
+    if floor_space is not None:
+        _correct_records_to(ctx, floor_space)
+        parts.append(f"tray {ctx.subject.tray_code} recorded at {floor_space}, where it was found on the floor")
+    return MutationResult("; ".join(parts))
 
