@@ -13,7 +13,7 @@ from console.models import CancelProposal, RepairAudit, RepairBatch
 from recovery.evidence import evidence_for_workflow
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
-from tests.repair_support import make_user, paused
+from tests.repair_support import make_user, paused, run_queued_tasks
 
 REASON = "Checked on the floor: the tray stands at its target"
 VIEWPORT_NAMES = list(VIEWPORTS)
@@ -181,7 +181,10 @@ def test_an_operator_rechecks_a_batch(repair_db, live_server, sessions, viewport
     olga.shot("batch-preview")
     page.get_by_role("button", name="Re-check these 2").click()
 
-    # The outcomes, however the batch runs: wait for them rather than for a particular page.
+    # The batch runs in the qcluster: the page shows its progress while the queued task (run here
+    # as a cluster worker would) re-checks the workflows, then refreshes to the outcomes.
+    expect(page).to_have_url(re.compile(r"/repair/batch/\d+/$"))
+    assert run_queued_tasks() == 1
     expect(page.locator("#batch-summary")).to_contain_text("1 resumed, 1 refused", timeout=30_000)
     rows = page.locator("main table tbody tr")
     expect(rows.filter(has_text=f"#{fixed.workflow_id}")).to_contain_text("APPLIED")
