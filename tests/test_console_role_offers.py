@@ -84,11 +84,13 @@ def floor(repair_db, no_channels, client):  # noqa: F811
     for user, built in ((other_lead, by_lars), (users["shift lead"], by_lena)):
         client.force_login(user)
         wid = built.workflow_id
+        # The floor confirmation (the tray stands at its source), needed while a job is status 2 or 3.
+        floor = {"tray_code": built.moves[0].tray_code, "space_code": built.moves[0].source}
         preview = client.post(reverse("repair-preview", args=[wid, "cancel"]),
-                              {"reason_code": "TIDY_NO_LONGER_NEEDED", "reason_text": REASON})
+                              {"reason_code": "TIDY_NO_LONGER_NEEDED", "reason_text": REASON, **floor})
         assert preview.status_code == 200
         client.post(reverse("repair-apply", args=[wid, "cancel"]), {
-            "reason_code": "TIDY_NO_LONGER_NEEDED", "reason_text": REASON,
+            "reason_code": "TIDY_NO_LONGER_NEEDED", "reason_text": REASON, **floor,
             "fingerprint": preview.context["preview"].fingerprint, "idempotency_key": preview.context["key"]})
     assert CancelProposal.objects.filter(status="PENDING").count() == 2
 
