@@ -20,66 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._setup import django_on_private_database, stop_private_database  # noqa: E402
 
-# One workflow = one step (tray BT-<id> from BS-<id> to BD-<id>), two locks, three stock rows.
-# The kind decides the job rows and where the goods are. Set-based: one statement per table.
-SEED_SQL = """
-INSERT INTO alg.tidy_workflow (workflow_id, origin, status)
-SELECT g, CASE WHEN g %% 3 = 0 THEN 'MANUAL' ELSE 'AUTOMATIC' END, 'ACTIVE'
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
-
-INSERT INTO alg.tidy_step (step_id, workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id, status)
-SELECT g, g, 1, 'BT-' || g, 'BS-' || g, 'BD-' || g,
-       CASE WHEN %(kind)s = 'completed' THEN 'COMPLETED' ELSE 'DISPATCHED' END
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
-
-INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
-SELECT g, s || g FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['BS-', 'BD-']) AS s;
-
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
-SELECT 'BS-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN 'BT-' || g END
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-UNION ALL
-SELECT 'BD-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN NULL ELSE 'BT-' || g END
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
-
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
-SELECT 'BT-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN 'BS-' ELSE 'BD-' END || g, 'SKU-' || k, k * 3
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, generate_series(1, 3) AS k;
-
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
-SELECT 'TDY-' || g || '-' || g, 28, 2, 'BT-' || g, 'BS-' || g, 'BD-' || g
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-WHERE %(kind)s = 'healthy';
-
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
-SELECT 'TDY-' || g || '-' || g, 28, 4, 'BT-' || g, 'BS-' || g, 'BD-' || g
-FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-WHERE %(kind)s IN ('finished', 'completed');
-"""
-
-
-class Seeder:
-    def __init__(self):
-        self.next_id = 1
-
-    def seed(self, kind: str, count: int) -> None:
-        from django.db import connection
-
-        if count <= 0:
-            return
-        lo, hi = self.next_id, self.next_id + count - 1
-        self.next_id = hi + 1
-        with connection.cursor() as cursor:
-            for statement in SEED_SQL.split(";\n"):
-                if statement.strip():
-                    cursor.execute(statement, {"lo": lo, "hi": hi, "kind": kind})
-
-    def seed_needing_action(self, count: int) -> None:
-        third = max(1, count // 3)
-        self.seed("missing", third)
-        self.seed("finished", third)
-        self.seed("completed", count - 2 * third)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -105,11 +45,11 @@ def run(n: int, runs: int) -> None:
     from recovery.cycle import run_cycle
     from recovery.decisions import decide
     from recovery.evidence import evidence_for_active_workflows
-    from recovery.scenarios import truncate_wms_tables
+    from recovery.scenarios import BulkSeeder, truncate_wms_tables
 
     needing = max(3, n // 100)
     truncate_wms_tables()
-    seeder = Seeder()
+    seeder = BulkSeeder()
     started = time.monotonic()
     seeder.seed("healthy", n - needing)
     with connection.cursor() as cursor:

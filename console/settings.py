@@ -24,6 +24,15 @@ DEBUG = env_bool("DEBUG", EMBEDDED_DATABASE)
 RECOVERY_INTERVAL_SECONDS = env_int("RECOVERY_INTERVAL_SECONDS", 10, minimum=1, maximum=60)
 # The console warns when the last successful cycle is older than this many intervals.
 RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, minimum=1)
+# The active set is split into this many shards (workflow_id % RECOVERY_SHARDS), each with its
+# own lease, so several qclusters classify and decide concurrently (docs/architecture.md,
+# "Recovery leases and shards"). Every node must use the same value.
+RECOVERY_SHARDS = env_int("RECOVERY_SHARDS", 1, minimum=1, maximum=256)
+# A cycle's budget: it applies at most this many decisions and stops starting new ones after
+# this many seconds; the rest (oldest first) waits for the next cycle and is recorded as the
+# cycle's backlog, so a restart with a large backlog drains in short cycles instead of one long one.
+RECOVERY_CYCLE_MAX_DECISIONS = env_int("RECOVERY_CYCLE_MAX_DECISIONS", 5000, minimum=1)
+RECOVERY_CYCLE_MAX_SECONDS = env_int("RECOVERY_CYCLE_MAX_SECONDS", 5, minimum=1, maximum=60)
 
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:

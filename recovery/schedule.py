@@ -1,15 +1,28 @@
 """The recovery schedule, declared in one place and idempotently (design §7)."""
 
+from django.conf import settings
 from django_q.models import Schedule
 
 SCHEDULE_NAME = "tidy-recovery-runner"
+SHARD_SCHEDULE_PREFIX = f"{SCHEDULE_NAME}-shard-"
 RUNNER_FUNC = "recovery.tasks.run_recovery_runner"
 
 
-def ensure_recovery_schedule(schedule_model=None):
-    """Create or correct the one schedule row that fires the runner every minute."""
+def ensure_recovery_schedule(schedule_model=None, shards: int | None = None):
+    """Create or correct the schedule row that fires the runner every minute, plus one more row
+    per further shard (RECOVERY_SHARDS): as many runners start each minute as there are shards,
+    on whichever clusters pick them up, and each takes its share of the shard leases."""
     schedule_model = schedule_model or Schedule
-    rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
+    shards = settings.RECOVERY_SHARDS if shards is None else shards
+    wanted = {f"{SHARD_SCHEDULE_PREFIX}{n}" for n in range(1, shards)}
+    schedule_model.objects.filter(name__startswith=SHARD_SCHEDULE_PREFIX).exclude(name__in=wanted).delete()
+    for name in sorted(wanted):
+        _ensure_row(schedule_model, name)
+    return _ensure_row(schedule_model, SCHEDULE_NAME)
+
+
+def _ensure_row(schedule_model, name: str):
+    rows = list(schedule_model.objects.filter(name=name).order_by("id"))
     for extra in rows[1:]:
         extra.delete()
     fields = {"func": RUNNER_FUNC, "schedule_type": "I", "minutes": 1, "repeats": -1}
@@ -21,4 +34,4 @@ def ensure_recovery_schedule(schedule_model=None):
         if changed:
             row.save(update_fields=changed)
         return row
-    return schedule_model.objects.create(name=SCHEDULE_NAME, **fields)
+    return schedule_model.objects.create(name=name, **fields)
