@@ -49,6 +49,13 @@ class RecoveryHealth:
     latest: RecoveryCycle | None  # the newest cycle of any outcome (may be RUNNING or FAILED)
     stale_after: timedelta
     now: datetime
+    # Workflows needing a decision that the newest successful cycles (one per shard) left to the
+    # next cycle by their budget: recovery is draining, not stale, while cycles keep succeeding.
+    backlog: int = 0
+
+    @property
+    def draining(self) -> bool:
+        return self.backlog > 0 and not self.stale
 
     @property
     def success_age(self) -> timedelta | None:
@@ -73,8 +80,22 @@ def recovery_health() -> RecoveryHealth:
                .annotate(kind=Value("success")).order_by("-finished_at")[:1])
     newest = RecoveryCycle.objects.annotate(kind=Value("latest")).order_by("-started_at")[:1]
     found = {c.kind: c for c in success.union(newest, all=True)}
-    return RecoveryHealth(last_success=found.get("success"), latest=found.get("latest"),
-                          stale_after=stale_after(), now=timezone.now())
+    last_success = found.get("success")
+    return RecoveryHealth(last_success=last_success, latest=found.get("latest"),
+                          stale_after=stale_after(), now=timezone.now(), backlog=_recovery_backlog(last_success))
+
+
+def _recovery_backlog(last_success: RecoveryCycle | None) -> int:
+    """The backlog the newest successful cycle of each shard left; one cycle covers them all
+    when recovery is not sharded (no further query then)."""
+    if last_success is None or last_success.shard is None:
+        return last_success.backlog if last_success else 0
+    newest_per_shard = (RecoveryCycle.objects
+                        .filter(outcome=RecoveryCycle.Outcome.SUCCEEDED, shard__isnull=False,
+                                shard_count=last_success.shard_count,
+                                finished_at__gte=timezone.now() - stale_after())
+                        .order_by("shard", "-finished_at").distinct("shard").values_list("backlog", flat=True))
+    return sum(newest_per_shard)
 
 
 def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:
