@@ -61,3 +61,14 @@ def test_sharded_health_adds_the_backlog_of_every_shard(wms):
     for shard in range(3):
         run_cycle(shard=shard, shard_count=3, max_decisions=1)
     assert recovery_health().backlog == 9
+
+
+def test_the_runner_follows_a_cycle_that_left_a_backlog_at_once(wms, settings):
+    from recovery.tasks import run_recovery_runner
+
+    settings.RECOVERY_CYCLE_MAX_DECISIONS = 2
+    BulkSeeder().seed("missing", 6)
+    result = run_recovery_runner(seconds=8, interval=30)  # one cycle only, without a backlog
+    assert result["cycles"] == 3
+    assert [c.backlog for c in RecoveryCycle.objects.order_by("started_at")] == [4, 2, 0]
+    assert RecoveryDecision.objects.count() == 6
