@@ -190,6 +190,64 @@ WHERE step_id = %(step_id)s
   AND status IS NOT DISTINCT FROM %(expected_status)s
 """
 
+# A recovery decision's writes and its journal row in one round trip each (they run once per
+# decided workflow, under the workflow row lock). The counts let the caller refuse a stale write:
+# it raises, and the whole transaction, journal row included, rolls back.
+PAUSE_AND_JOURNAL = """
+WITH workflow AS (
+    UPDATE alg.tidy_workflow
+    SET status = 'PAUSED_RECOVERY',
+        pause_reason = %(reason)s,
+        updated_at = now()
+    WHERE workflow_id = %(workflow_id)s
+      AND status = %(expected_status)s
+    RETURNING workflow_id
+), step AS (
+    UPDATE alg.tidy_step
+    SET status = 'PAUSED_RECOVERY',
+        pause_reason = %(reason)s
+    WHERE step_id = %(step_id)s
+      AND workflow_id = %(workflow_id)s
+      AND status IS NOT DISTINCT FROM %(expected_step_status)s
+    RETURNING step_id
+), journal AS (
+    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                           rule, evidence, fingerprint)
+    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM workflow) AS workflows_paused,
+       (SELECT count(*) FROM step)     AS steps_paused,
+       (SELECT id FROM journal)        AS decision_id
+"""
+
+COMPLETE_AND_JOURNAL = """
+WITH workflow AS (
+    UPDATE alg.tidy_workflow
+    SET status = 'COMPLETED',
+        completed_at = now(),
+        updated_at = now(),
+        pause_reason = NULL
+    WHERE workflow_id = %(workflow_id)s
+      AND status = %(expected_status)s
+    RETURNING workflow_id
+), released AS (
+    DELETE FROM alg.tidy_space_lock
+    WHERE workflow_id = (SELECT workflow_id FROM workflow)
+    RETURNING lock_id
+), journal AS (
+    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                           rule, evidence, fingerprint)
+    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM workflow) AS workflows_completed,
+       (SELECT count(*) FROM released) AS locks_released,
+       (SELECT id FROM journal)        AS decision_id
+"""
+
 # The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
 INSERT_RECOVERY_DECISION = """
 INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
