@@ -45,12 +45,17 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
                 break
             backlog = 0
             for shard in mine:
+                if shard not in leases.held:
+                    continue  # given back earlier this round: another runner has it now
                 report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE,
                                    **({"shard": shard, "shard_count": shard_count} if shard_count > 1 else {}))
                 cycles += 1
                 failed += 0 if report.succeeded else 1
                 backlog += report.backlog
                 ran.add(shard)
+                if len(mine) > 1:
+                    # A runner that joined gets its share after this cycle, not after the round.
+                    leases.rebalance()
             if not mine and not ran and shard_count == 1:
                 break  # unsharded: the one lease is held elsewhere, nothing to stand by for
             # A cycle that stopped at its budget is followed at once by the next: a backlog
