@@ -84,8 +84,9 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     """One cycle over every active workflow, or over one shard (workflow_id % shard_count).
 
     Bounded: at most `max_decisions` decisions, and none started after `max_seconds`
-    (RECOVERY_CYCLE_MAX_DECISIONS / _SECONDS by default); what is left, oldest first next time,
-    is recorded as the cycle's backlog. A cycle that leaves a backlog still succeeded."""
+    (RECOVERY_CYCLE_MAX_DECISIONS / _SECONDS by default; at least half of it is left for
+    applying); what is left, oldest first next time, is recorded as the cycle's backlog. A
+    cycle that leaves a backlog still succeeded."""
     started = time.monotonic()
     max_decisions = settings.RECOVERY_CYCLE_MAX_DECISIONS if max_decisions is None else max_decisions
     max_seconds = settings.RECOVERY_CYCLE_MAX_SECONDS if max_seconds is None else max_seconds
@@ -104,7 +105,10 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
 
     report.examined = classified.examined
     report.backlog = classified.beyond_budget
-    deadline = started + max_seconds
+    # The budget covers the whole cycle, but applying always gets at least half of it: a
+    # classification that alone takes most of the budget (a very large or a starved shard) must
+    # not leave no time to drain the backlog it found.
+    deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2)
     for position, evidence in enumerate(classified.needing):
         if time.monotonic() >= deadline:
             report.backlog += len(classified.needing) - position
