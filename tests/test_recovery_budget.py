@@ -72,3 +72,15 @@ def test_the_runner_follows_a_cycle_that_left_a_backlog_at_once(wms, settings):
     assert result["cycles"] == 3
     assert [c.backlog for c in RecoveryCycle.objects.order_by("started_at")] == [4, 2, 0]
     assert RecoveryDecision.objects.count() == 6
+
+
+def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervisor_client, wms):  # noqa: F811
+    BulkSeeder().seed("missing", 6)
+    run_cycle(shard=0, shard_count=3)
+    run_cycle(shard=2, shard_count=3)
+    health = recovery_health()
+    assert health.stale and health.stale_shards == (1,)
+    body = supervisor_client.get(reverse("dashboard")).content.decode()
+    assert "Recovery is stale." in body and "No cycle of shard 1 succeeded within" in body
+    run_cycle(shard=1, shard_count=3)
+    assert not recovery_health().stale
