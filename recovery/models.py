@@ -190,8 +190,10 @@ class RecoveryCycle(models.Model):
     # The shard this cycle classified (workflow_id % shard_count); null: every active workflow
     # (the start-up cycle, `recover --once`).
     shard = models.IntegerField(null=True, blank=True)
-    shard_count = models.IntegerField(default=1)
-    backlog = models.IntegerField(default=0, help_text="workflows needing a decision left to the next "
+    # Database defaults too: a node still on the previous release keeps creating cycles while a
+    # rolling upgrade adds these columns.
+    shard_count = models.IntegerField(default=1, db_default=1)
+    backlog = models.IntegerField(default=0, db_default=0, help_text="workflows needing a decision left to the next "
                                                        "cycle by the cycle's budget")
 
     class Meta:
