@@ -54,6 +54,16 @@ class RecoveryHealth:
     latest: RecoveryCycle | None  # the newest cycle of any outcome (may be RUNNING or FAILED)
     stale_after: timedelta
     now: datetime
+    # Workflows needing a decision that the newest successful cycles (one per shard) left to the
+    # next cycle by their budget: recovery is draining, not stale, while cycles keep succeeding.
+    backlog: int = 0
+    # Sharded recovery: shards without a successful cycle within stale_after (a shard nobody
+    # recovers is stale even while the other shards' cycles succeed).
+    stale_shards: tuple[int, ...] = ()
+
+    @property
+    def draining(self) -> bool:
+        return self.backlog > 0 and not self.stale
 
     @property
     def success_age(self) -> timedelta | None:
@@ -64,7 +74,7 @@ class RecoveryHealth:
     @property
     def stale(self) -> bool:
         age = self.success_age
-        return age is None or age > self.stale_after
+        return age is None or age > self.stale_after or bool(self.stale_shards)
 
     @property
     def latest_failed(self) -> bool:
@@ -78,8 +88,25 @@ def recovery_health() -> RecoveryHealth:
                .annotate(kind=Value("success")).order_by("-finished_at")[:1])
     newest = RecoveryCycle.objects.annotate(kind=Value("latest")).order_by("-started_at")[:1]
     found = {c.kind: c for c in success.union(newest, all=True)}
-    return RecoveryHealth(last_success=found.get("success"), latest=found.get("latest"),
-                          stale_after=stale_after(), now=timezone.now())
+    last_success = found.get("success")
+    backlog, stale_shards = _shard_backlog(last_success)
+    return RecoveryHealth(last_success=last_success, latest=found.get("latest"), stale_after=stale_after(),
+                          now=timezone.now(), backlog=backlog, stale_shards=stale_shards)
+
+
+def _shard_backlog(last_success: RecoveryCycle | None) -> tuple[int, tuple[int, ...]]:
+    """The backlog the newest successful cycle of each shard left, and the shards with no
+    successful cycle within stale_after; one cycle covers every workflow when recovery is not
+    sharded (no further query then)."""
+    if last_success is None or last_success.shard is None:
+        return (last_success.backlog if last_success else 0), ()
+    newest_per_shard = dict(RecoveryCycle.objects
+                            .filter(outcome=RecoveryCycle.Outcome.SUCCEEDED, shard__isnull=False,
+                                    shard_count=last_success.shard_count,
+                                    finished_at__gte=timezone.now() - stale_after())
+                            .order_by("shard", "-finished_at").distinct("shard").values_list("shard", "backlog"))
+    missing = tuple(s for s in range(last_success.shard_count) if s not in newest_per_shard)
+    return sum(newest_per_shard.values()), missing
 
 
 def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:

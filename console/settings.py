@@ -43,6 +43,15 @@ RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, mi
 # about this many seconds, so the lease is never held by a dead connection for long.
 RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
 RECOVERY_LEASE_TCP_TIMEOUT_SECONDS = env_int("RECOVERY_LEASE_TCP_TIMEOUT_SECONDS", 30, minimum=9, maximum=600)
+# The active set is split into this many shards (workflow_id % RECOVERY_SHARDS), each with its
+# own lease, so several qclusters classify and decide concurrently (docs/architecture.md,
+# "Recovery leases and shards"). Every node must use the same value.
+RECOVERY_SHARDS = env_int("RECOVERY_SHARDS", 1, minimum=1, maximum=256)
+# A cycle's budget: it applies at most this many decisions and stops starting new ones after
+# this many seconds; the rest (oldest first) waits for the next cycle and is recorded as the
+# cycle's backlog, so a restart with a large backlog drains in short cycles instead of one long one.
+RECOVERY_CYCLE_MAX_DECISIONS = env_int("RECOVERY_CYCLE_MAX_DECISIONS", 5000, minimum=1)
+RECOVERY_CYCLE_MAX_SECONDS = env_int("RECOVERY_CYCLE_MAX_SECONDS", 5, minimum=1, maximum=60)
 
 # Development secrets exist only on the embedded database; DEBUG never picks a secret
 # (README, "Security").

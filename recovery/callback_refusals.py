@@ -1,4 +1,4 @@
-"""Callbacks refused before they are read: counted so operations see them (design: every
+"""Callbacks refused before they are read: counted so operations see them (every
 refused callback is visible), without trusting or storing anything the sender wrote."""
 
 import ipaddress

@@ -8,12 +8,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from recovery import wms_sql
 from recovery.decisions import decide
-from recovery.evidence import evidence_for_active_workflows
+from recovery.evidence import stream_active_evidence
 from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
 from recovery.oplog import log_recovery_result
@@ -37,6 +38,7 @@ class CycleReport:
     stale: int = 0
     left_after_recheck: int = 0
     errors: int = 0
+    backlog: int = 0  # needing a decision, left to the next cycle by the budget
     duration_ms: int = 0
     error_text: str = ""
 
@@ -44,7 +46,8 @@ class CycleReport:
         applied = ", ".join(f"{k.lower()}={v}" for k, v in sorted(self.decisions.items())) or "none"
         status = "succeeded" if self.succeeded else f"FAILED: {self.error_text}"
         return (f"cycle {self.cycle_id} {status}: examined={self.examined} applied[{applied}] "
-                f"skipped={self.skipped} stale={self.stale} errors={self.errors} {self.duration_ms} ms")
+                f"skipped={self.skipped} stale={self.stale} errors={self.errors} backlog={self.backlog} "
+                f"{self.duration_ms} ms")
 
 
 def _reset_broken_connection() -> None:
@@ -54,14 +57,48 @@ def _reset_broken_connection() -> None:
         connection.close()
 
 
-def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None) -> CycleReport:
+@dataclass
+class Classification:
+    examined: int
+    needing: list  # TidyRecoveryEvidence of the oldest workflows needing a decision, within the budget
+    beyond_budget: int  # further workflows needing a decision, left to the next cycle
+
+
+def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Classification:
+    """Stream every active workflow (of one shard) through decide(); keep the evidence of the
+    first `keep` needing a change, oldest first, and only count the rest: memory stays bounded
+    by the budget, not by the active set or the backlog."""
+    examined = beyond = 0
+    needing = []
+    for evidence in stream_active_evidence(shard=shard, shard_count=shard_count):
+        examined += 1
+        if decide(evidence).changes_state:
+            if len(needing) < keep:
+                needing.append(evidence)
+            else:
+                beyond += 1
+    return Classification(examined, needing, beyond)
+
+
+def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None,
+              shard: int | None = None, shard_count: int = 1, max_decisions: int | None = None,
+              max_seconds: float | None = None) -> CycleReport:
+    """One cycle over every active workflow, or over one shard (workflow_id % shard_count).
+
+    Bounded: at most `max_decisions` decisions, and none started after `max_seconds`
+    (RECOVERY_CYCLE_MAX_DECISIONS / _SECONDS by default; at least half of it is left for
+    applying); what is left, oldest first next time, is recorded as the cycle's backlog. A
+    cycle that leaves a backlog still succeeded."""
     started = time.monotonic()
+    max_decisions = settings.RECOVERY_CYCLE_MAX_DECISIONS if max_decisions is None else max_decisions
+    max_seconds = settings.RECOVERY_CYCLE_MAX_SECONDS if max_seconds is None else max_seconds
     cycle = RecoveryCycle.objects.create(started_at=timezone.now(), trigger=trigger,
-                                         worker=worker or worker_name())
+                                         worker=worker or worker_name(), shard=shard,
+                                         shard_count=shard_count if shard is not None else 1)
     report = CycleReport(cycle_id=cycle.pk, succeeded=True)
     cycle_id_var.set(cycle.pk)  # every line until _finish carries the cycle id
     try:
-        classified = evidence_for_active_workflows()
+        classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions)
     except Exception as exc:
         log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
         _reset_broken_connection()
@@ -69,10 +106,16 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
         report.error_text = f"evidence query failed: {exc}".strip()
         return _finish(cycle, report, started)
 
-    report.examined = len(classified)
-    for evidence in classified:
-        if not decide(evidence).changes_state:
-            continue
+    report.examined = classified.examined
+    report.backlog = classified.beyond_budget
+    # The budget covers the whole cycle, but applying always gets at least half of it: a
+    # classification that alone takes most of the budget (a very large or a starved shard) must
+    # not leave no time to drain the backlog it found.
+    deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2)
+    for position, evidence in enumerate(classified.needing):
+        if time.monotonic() >= deadline:
+            report.backlog += len(classified.needing) - position
+            break
         try:
             result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle.pk, classified=evidence)
         except Exception:
@@ -111,6 +154,7 @@ def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleR
             skipped=report.skipped,
             stale=report.stale,
             errors=report.errors,
+            backlog=report.backlog,
             duration_ms=report.duration_ms,
             paused_total=paused_total,
             error_text=report.error_text[:2000],

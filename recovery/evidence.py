@@ -7,12 +7,12 @@ logic lives in `recovery.decisions`.
 import gc
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 
-from django.db import connection
+from django.db import connection, transaction
 
 from recovery import wms_sql
 from recovery.models import tidy_job_id
@@ -232,7 +232,28 @@ def _fetch(sql: str, params: dict) -> list[TidyRecoveryEvidence]:
 
 def evidence_for_active_workflows() -> list[TidyRecoveryEvidence]:
     """The one set-based classification query over every ACTIVE workflow."""
-    return _fetch(wms_sql.evidence_for_active_workflows(), {})
+    return list(stream_active_evidence())
+
+
+_STREAM_CHUNK = 2000
+
+
+def stream_active_evidence(*, shard: int | None = None, shard_count: int = 1) -> Iterator[TidyRecoveryEvidence]:
+    """The classification query over every ACTIVE workflow (or one shard of them), oldest first,
+    streamed: rows come from a server-side cursor a chunk at a time, so a cycle holds one chunk
+    of rows instead of the whole active set. Runs in its own read transaction, which ends when
+    the iteration does: read it to the end before starting another transaction."""
+    sql = wms_sql.evidence_for_active_workflows(sharded=shard is not None)
+    params = {"shard": shard, "shard_count": shard_count} if shard is not None else {}
+    with transaction.atomic(), _without_cyclic_gc():
+        with connection.cursor() as cursor:
+            cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            columns = [col.name for col in cursor.description]
+            while rows := cursor.fetchmany(_STREAM_CHUNK):
+                for row in rows:
+                    yield evidence_from_row(dict(zip(columns, row, strict=True)))
 
 
 def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvidence]:

@@ -19,6 +19,13 @@ log = logging.getLogger(__name__)
 # Arbitrary but fixed advisory lock keys of this product.
 RUNNER_LEASE_KEY = 0x7D1_0001
 STARTUP_LEASE_KEY = 0x7D1_0002
+# Held in shared mode by every live runner, so runners can count each other (fair share).
+RUNNER_PRESENCE_KEY = 0x7D1_0003
+
+
+def shard_lease_key(shard: int) -> int:
+    """The lease of one shard; shard 0's is the single runner lease of an unsharded set-up."""
+    return RUNNER_LEASE_KEY + (shard << 16)
 
 
 def lease_connection_parameters() -> dict[str, int]:
@@ -95,5 +102,65 @@ def wait_lease(key: int):
     try:
         conn.execute(wms_sql.LEASE_WAIT, {"key": key})
         yield Lease(conn, key, True)
+    finally:
+        conn.close()
+
+
+class ShardLeases:
+    """The shard leases one runner holds, all on one connection (docs/architecture.md,
+    "Recovery leases and shards").
+
+    Each shard's lease is a session advisory lock. Every runner also holds the presence key in
+    shared mode, so `rebalance()` can count the live runners and keep this one's fair share,
+    ceil(shards / runners): it takes free shards up to that share (a dead runner's shards are
+    free as soon as its session ends) and gives back shards above it (a runner joined).
+    PostgreSQL is the only coordinator; nothing else is shared between runners.
+    """
+
+    def __init__(self, conn: psycopg.Connection, shard_count: int):
+        self._conn = conn
+        self.shard_count = shard_count
+        self.held: set[int] = set()
+
+    def _one(self, sql: str, params: dict):
+        return self._conn.execute(sql, params).fetchone()[0]
+
+    def rebalance(self) -> None:
+        runners = max(1, self._one(wms_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}))
+        share = -(-self.shard_count // runners)
+        for shard in sorted(self.held, reverse=True)[: max(0, len(self.held) - share)]:
+            self._one(wms_sql.LEASE_RELEASE, {"key": shard_lease_key(shard)})
+            self.held.discard(shard)
+            log.info("recovery runner: gave shard %s back (%s runners share %s shards)", shard, runners,
+                     self.shard_count)
+        # Start the search at a different shard in each runner, so runners starting together
+        # try different leases first.
+        start = self._conn.info.backend_pid % self.shard_count
+        for offset in range(self.shard_count):
+            if len(self.held) >= share:
+                break
+            shard = (start + offset) % self.shard_count
+            if shard not in self.held and self._one(wms_sql.LEASE_TRY, {"key": shard_lease_key(shard)}):
+                self.held.add(shard)
+
+    def alive(self) -> list[int]:
+        """The shards still held (all of them are lost together when the connection dies)."""
+        try:
+            held = {shard for shard in self.held
+                    if self._one(wms_sql.LEASE_HELD, {"key": shard_lease_key(shard)})}
+        except psycopg.Error:
+            held = set()
+        self.held = held
+        return sorted(held)
+
+
+@contextmanager
+def shard_leases(shard_count: int):
+    """Yield ShardLeases on a fresh lease connection, registered as a live runner; closing the
+    connection releases every lease it holds."""
+    conn = _connect()
+    try:
+        conn.execute(wms_sql.LEASE_SHARED, {"key": RUNNER_PRESENCE_KEY})
+        yield ShardLeases(conn, shard_count)
     finally:
         conn.close()

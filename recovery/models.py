@@ -187,6 +187,14 @@ class RecoveryCycle(models.Model):
     duration_ms = models.IntegerField(null=True, blank=True)
     paused_total = models.IntegerField(null=True, blank=True, help_text="paused workflows after the cycle")
     error_text = models.TextField(blank=True)
+    # The shard this cycle classified (workflow_id % shard_count); null: every active workflow
+    # (the start-up cycle, `recover --once`).
+    shard = models.IntegerField(null=True, blank=True)
+    # Database defaults too: a node still on the previous release keeps creating cycles while a
+    # rolling upgrade adds these columns.
+    shard_count = models.IntegerField(default=1, db_default=1)
+    backlog = models.IntegerField(default=0, db_default=0, help_text="workflows needing a decision left to the next "
+                                                       "cycle by the cycle's budget")
 
     class Meta:
         ordering = ["-started_at"]
@@ -227,6 +235,11 @@ class RecoveryDecision(models.Model):
             # The metrics' recent decisions and retention's oldest ones (recovery/retention.py).
             models.Index(fields=["decided_at"], name="recovery_decision_time_idx"),
         ]
+        # At most one decision per workflow per cycle, enforced by the database: a second
+        # decision in the same cycle (two workers believing they own one shard) is refused.
+        # Decisions outside a cycle (callbacks, repairs) have no cycle and are not limited.
+        constraints = [models.UniqueConstraint(fields=["cycle", "workflow_id"],
+                                               name="recovery_decision_once_per_cycle")]
 
     def __str__(self):
         return f"{self.action} {self.reason} on workflow {self.workflow_id}"

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from recovery import retention_sql
+from recovery.schedule import ensure_schedule
 
 log = logging.getLogger(__name__)
 
@@ -97,18 +98,4 @@ def journal_retention_run(*, now=None, days: int | None = None, batch: int = BAT
 
 def ensure_retention_schedule(schedule_model=None):
     """Create or correct the one schedule row of the retention task (idempotent)."""
-    if schedule_model is None:
-        from django_q.models import Schedule as schedule_model
-    rows = list(schedule_model.objects.filter(name=SCHEDULE_NAME).order_by("id"))
-    for extra in rows[1:]:
-        extra.delete()
-    fields = {"func": TASK_FUNC, "schedule_type": "I", "minutes": SCHEDULE_MINUTES, "repeats": -1}
-    if rows:
-        row = rows[0]
-        changed = [k for k, v in fields.items() if getattr(row, k) != v]
-        for key in changed:
-            setattr(row, key, fields[key])
-        if changed:
-            row.save(update_fields=changed)
-        return row
-    return schedule_model.objects.create(name=SCHEDULE_NAME, **fields)
+    return ensure_schedule(name=SCHEDULE_NAME, func=TASK_FUNC, minutes=SCHEDULE_MINUTES, schedule_model=schedule_model)

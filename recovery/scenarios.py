@@ -248,6 +248,36 @@ class WarehouseBuilder:
         return built
 
 
+class BulkSeeder:
+    """Tens of thousands of one-step workflows in a few set-based statements (benchmarks, scale
+    tests), with explicit ids from `next_id` on: kinds healthy (leave), missing (pause: job
+    missing), finished (advance), completed (complete)."""
+
+    KINDS = ("healthy", "missing", "finished", "completed")
+
+    def __init__(self, next_id: int = 1):
+        self.next_id = next_id
+
+    def seed(self, kind: str, count: int) -> range:
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown bulk kind {kind!r}")
+        lo, hi = self.next_id, self.next_id + count - 1
+        if count <= 0:
+            return range(lo, lo)
+        self.next_id = hi + 1
+        with connection.cursor() as cursor:
+            for statement in wms_sql.bulk_seed_statements():
+                cursor.execute(statement, {"lo": lo, "hi": hi, "kind": kind})
+        return range(lo, hi + 1)
+
+    def seed_needing_action(self, count: int) -> None:
+        """A third each missing their job, with a proven finish, and with every step completed."""
+        third = max(1, count // 3)
+        self.seed("missing", third)
+        self.seed("finished", third)
+        self.seed("completed", count - 2 * third)
+
+
 def truncate_wms_tables() -> None:
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.TRUNCATE_WMS_TABLES)

@@ -14,9 +14,9 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from recovery.cycle import run_cycle
-from recovery.lease import STARTUP_LEASE_KEY, try_lease, wait_lease
+from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
-from recovery.schedule import SCHEDULE_NAME
+from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +33,18 @@ def _forget_broken_connection() -> None:
         connection.close()
 
 
-def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None) -> dict:
-    """The task the schedule fires every minute: run a cycle every `interval` seconds until the
-    runner's life (`seconds`) is up, under a lease so only one runner loops at a time."""
+def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None,
+                        shards: int | None = None) -> dict:
+    """The task the schedule fires every minute: run cycles every `interval` seconds until the
+    runner's life (`seconds`) is up, for the shards whose lease this runner holds.
+
+    Each shard (workflow_id % RECOVERY_SHARDS) has its own lease, so one runner per shard loops
+    at a time across all clusters. Before every round the runner rebalances (recovery.lease
+    ShardLeases): it takes free shards up to its fair share, so a dead runner's shards are taken
+    over within one interval, and gives back what is above it. A runner that gets no shard
+    stands by until its life is up, in case one is freed; if it never gets one it skipped."""
     try:
-        return _run_recovery_runner(seconds=seconds, interval=interval)
+        return _run_recovery_runner(seconds=seconds, interval=interval, shards=shards)
     except OUTAGE_ERRORS as exc:
         log.error("recovery runner: the database is unreachable (%s); the next scheduled run retries",
                   str(exc).strip() or type(exc).__name__)
@@ -45,29 +52,48 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
         return {"skipped": True, "cycles": 0, "failed": 0, "error": str(exc).strip() or type(exc).__name__}
 
 
-def _run_recovery_runner(*, seconds: float | None, interval: float | None) -> dict:
+def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None) -> dict:
     life = _runner_life() if seconds is None else seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
+    shard_count = settings.RECOVERY_SHARDS if shards is None else shards
     deadline = time.monotonic() + life
-    with try_lease() as lease:
-        if not lease.acquired:
-            log.info("recovery runner: another runner holds the lease; skipping this minute")
-            return {"skipped": True, "cycles": 0, "failed": 0}
+    with shard_leases(shard_count) as leases:
         cycles = failed = 0
+        ran: set[int] = set()
         while True:
             started = time.monotonic()
-            if not lease.alive():
+            had = bool(leases.held)
+            leases.rebalance()
+            mine = leases.alive()
+            if had and not mine:
                 log.error("recovery runner: the lease was lost; stopping")
                 break
-            report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE)
-            cycles += 1
-            failed += 0 if report.succeeded else 1
-            next_start = started + every
-            # Stop when the next cycle could not finish within the runner's life.
+            backlog = 0
+            for shard in mine:
+                if shard not in leases.held:
+                    continue  # given back earlier this round: another runner has it now
+                report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE,
+                                   **({"shard": shard, "shard_count": shard_count} if shard_count > 1 else {}))
+                cycles += 1
+                failed += 0 if report.succeeded else 1
+                backlog += report.backlog
+                ran.add(shard)
+                if len(mine) > 1:
+                    # A runner that joined gets its share after this cycle, not after the round.
+                    leases.rebalance()
+            if not mine and not ran and shard_count == 1:
+                break  # unsharded: the one lease is held elsewhere, nothing to stand by for
+            # A cycle that stopped at its budget is followed at once by the next: a backlog
+            # drains in short cycles back to back, each recorded, instead of one long cycle.
+            next_start = time.monotonic() if backlog else started + every
+            # Stop when the next round could not finish within the runner's life.
             if next_start + (time.monotonic() - started) > deadline:
                 break
             time.sleep(max(0.0, next_start - time.monotonic()))
-        return {"skipped": False, "cycles": cycles, "failed": failed}
+        if not ran:
+            log.info("recovery runner: every shard's lease is held by another runner; skipping this minute")
+            return {"skipped": True, "cycles": 0, "failed": 0}
+        return {"skipped": False, "cycles": cycles, "failed": failed, "shards": sorted(ran)}
 
 
 def _runner_life() -> float:
@@ -104,5 +130,6 @@ def _run_startup_cycle(key: str | None) -> bool:
     with wait_lease(STARTUP_LEASE_KEY):
         if RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key).exists():
             return False
+        ensure_recovery_schedule()  # one runner row per shard, should RECOVERY_SHARDS have changed
         run_cycle(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
         return True

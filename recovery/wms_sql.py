@@ -16,8 +16,23 @@ def sql_file(name: str) -> str:
     return (SQL_DIR / name).read_text(encoding="utf-8")
 
 
-def evidence_for_active_workflows() -> str:
-    return sql_file("evidence.sql") + "WHERE w.status = 'ACTIVE'\nORDER BY w.workflow_id\n"
+def evidence_for_active_workflows(*, sharded: bool = False) -> str:
+    """Every ACTIVE workflow, oldest (lowest id) first; `sharded` adds the parameters %(shard)s
+    and %(shard_count)s: only the workflows with workflow_id % shard_count = shard."""
+    where = "WHERE w.status = 'ACTIVE'\n"
+    if sharded:
+        where += "  AND w.workflow_id %% %(shard_count)s = %(shard)s\n"
+    return sql_file("evidence.sql") + where + "ORDER BY w.workflow_id\n"
+
+
+# The classification reads every active workflow once, through a server-side cursor in its own
+# read transaction. JIT is off for it: compiling the projection's expressions costs more than
+# executing them (several hundred ms on a stock server's defaults for a query whose rows take
+# microseconds each). The cursor is read to the end, so it is planned for all rows, not the first.
+CLASSIFICATION_SETTINGS = """
+SELECT set_config('jit', 'off', true),
+       set_config('cursor_tuple_fraction', '1.0', true)
+"""
 
 
 def evidence_for_workflows() -> str:
@@ -173,6 +188,64 @@ SET status = 'PAUSED_RECOVERY',
 WHERE step_id = %(step_id)s
   AND workflow_id = %(workflow_id)s
   AND status IS NOT DISTINCT FROM %(expected_status)s
+"""
+
+# A recovery decision's writes and its journal row in one round trip each (they run once per
+# decided workflow, under the workflow row lock). The counts let the caller refuse a stale write:
+# it raises, and the whole transaction, journal row included, rolls back.
+PAUSE_AND_JOURNAL = """
+WITH workflow AS (
+    UPDATE alg.tidy_workflow
+    SET status = 'PAUSED_RECOVERY',
+        pause_reason = %(reason)s,
+        updated_at = now()
+    WHERE workflow_id = %(workflow_id)s
+      AND status = %(expected_status)s
+    RETURNING workflow_id
+), step AS (
+    UPDATE alg.tidy_step
+    SET status = 'PAUSED_RECOVERY',
+        pause_reason = %(reason)s
+    WHERE step_id = %(step_id)s
+      AND workflow_id = %(workflow_id)s
+      AND status IS NOT DISTINCT FROM %(expected_step_status)s
+    RETURNING step_id
+), journal AS (
+    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                           rule, evidence, fingerprint)
+    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM workflow) AS workflows_paused,
+       (SELECT count(*) FROM step)     AS steps_paused,
+       (SELECT id FROM journal)        AS decision_id
+"""
+
+COMPLETE_AND_JOURNAL = """
+WITH workflow AS (
+    UPDATE alg.tidy_workflow
+    SET status = 'COMPLETED',
+        completed_at = now(),
+        updated_at = now(),
+        pause_reason = NULL
+    WHERE workflow_id = %(workflow_id)s
+      AND status = %(expected_status)s
+    RETURNING workflow_id
+), released AS (
+    DELETE FROM alg.tidy_space_lock
+    WHERE workflow_id = (SELECT workflow_id FROM workflow)
+    RETURNING lock_id
+), journal AS (
+    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                           rule, evidence, fingerprint)
+    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM workflow) AS workflows_completed,
+       (SELECT count(*) FROM released) AS locks_released,
+       (SELECT id FROM journal)        AS decision_id
 """
 
 # The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
@@ -484,6 +557,23 @@ LEASE_TRY = "SELECT pg_try_advisory_lock(%(key)s)"
 
 LEASE_WAIT = "SELECT pg_advisory_lock(%(key)s)"
 
+LEASE_RELEASE = "SELECT pg_advisory_unlock(%(key)s)"
+
+# The presence key every live runner holds in shared mode (never blocks another holder).
+LEASE_SHARED = "SELECT pg_advisory_lock_shared(%(key)s)"
+
+# How many sessions hold the presence key: the live runners, this one included.
+LEASE_SHARED_HOLDERS = """
+SELECT count(*)
+FROM pg_locks
+WHERE locktype = 'advisory'
+  AND classid = 0
+  AND objid = %(key)s
+  AND objsubid = 1
+  AND mode = 'ShareLock'
+  AND granted
+"""
+
 # Whether this session still holds the lease (a reconnect would silently have dropped it).
 LEASE_HELD = """
 SELECT count(*)
@@ -579,6 +669,11 @@ BUILDER_INSERT_EVENT = """
 INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage)
 VALUES (%(w)s, %(s)s, %(j)s, %(st)s)
 """
+
+# The bulk seed of the benchmarks and the scale tests (recovery/sql/bulk_seed.sql), statement by statement.
+def bulk_seed_statements() -> list[str]:
+    return [part for part in sql_file("bulk_seed.sql").split(";\n") if part.strip()]
+
 
 WMS_TABLES = (
     "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",

@@ -61,6 +61,9 @@ def _manage(*args, **env):
     ({"DATABASE_URL": "postgresql://nohost:abc/x"}, "DATABASE_URL"),
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_INTERVAL_SECONDS": "soon"},
      "RECOVERY_INTERVAL_SECONDS"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_SHARDS": "0"}, "RECOVERY_SHARDS"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_CYCLE_MAX_SECONDS": "five"},
+     "RECOVERY_CYCLE_MAX_SECONDS"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
     result = _manage("check", SECRET_KEY="x", **env)

@@ -1,6 +1,6 @@
 """The notification schedule, declared in one place and idempotently (like recovery's)."""
 
-from recovery.schedule import ensure_minutely_schedule
+from recovery.schedule import ensure_schedule
 
 SCHEDULE_NAME = "tidy-notifications"
 TASK_FUNC = "console.notifications.tasks.run_notifications"
@@ -8,4 +8,4 @@ TASK_FUNC = "console.notifications.tasks.run_notifications"
 
 def ensure_notification_schedule(schedule_model=None):
     """Create or correct the one schedule row that evaluates and delivers every minute."""
-    return ensure_minutely_schedule(name=SCHEDULE_NAME, func=TASK_FUNC, schedule_model=schedule_model)
+    return ensure_schedule(name=SCHEDULE_NAME, func=TASK_FUNC, schedule_model=schedule_model)

@@ -145,23 +145,53 @@ def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
                                          "reason": reason, "expected_status": step.status}, "pause step")
 
 
+def _journal_params(evidence: TidyRecoveryEvidence, decision: Decision, source: str, cycle_id: int | None) -> dict:
+    return {
+        "cycle_id": cycle_id,
+        "source": str(source),
+        "workflow_id": evidence.workflow_id,
+        "step_id": evidence.step.step_id if evidence.step else None,
+        "action": decision.action.value,
+        "reason": decision.reason.value if decision.reason else "",
+        "rule": decision.rule.value,
+        "evidence": json.dumps(evidence.as_json()),
+        "fingerprint": evidence.fingerprint,
+    }
+
+
 def journal_decision(*, evidence: TidyRecoveryEvidence, decision: Decision, source: str,
                      cycle_id: int | None = None) -> int:
     """Journal a decision with the evidence it was made on (a RecoveryDecision row); returns its id.
     Plain SQL on the decision's own transaction: this runs once per changed workflow per cycle."""
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.INSERT_RECOVERY_DECISION, {
-            "cycle_id": cycle_id,
-            "source": str(source),
-            "workflow_id": evidence.workflow_id,
-            "step_id": evidence.step.step_id if evidence.step else None,
-            "action": decision.action.value,
-            "reason": decision.reason.value if decision.reason else "",
-            "rule": decision.rule.value,
-            "evidence": json.dumps(evidence.as_json()),
-            "fingerprint": evidence.fingerprint,
-        })
+        cursor.execute(wms_sql.INSERT_RECOVERY_DECISION, _journal_params(evidence, decision, source, cycle_id))
         return cursor.fetchone()[0]
+
+
+def _pause_and_journal(evidence: TidyRecoveryEvidence, decision: Decision, *, source: str,
+                       cycle_id: int | None) -> None:
+    """pause_workflow and journal_decision in one prepared statement (one round trip)."""
+    step = evidence.step
+    _, rows = run_prepared(wms_sql.PAUSE_AND_JOURNAL, {
+        **_journal_params(evidence, decision, source, cycle_id),
+        "expected_status": evidence.workflow_status,
+        "expected_step_status": step.status if step else None,
+    })
+    workflows_paused, steps_paused, _ = rows[0]
+    if workflows_paused != 1:
+        raise StaleWrite(f"pause workflow: workflow {evidence.workflow_id} is no longer {evidence.workflow_status}")
+    if step is not None and steps_paused != 1:
+        raise StaleWrite(f"pause step: step {step.step_id} is no longer {step.status}")
+
+
+def _complete_and_journal(evidence: TidyRecoveryEvidence, decision: Decision, *, source: str,
+                          cycle_id: int | None) -> None:
+    """complete_workflow and journal_decision in one prepared statement (one round trip)."""
+    _, rows = run_prepared(wms_sql.COMPLETE_AND_JOURNAL, {
+        **_journal_params(evidence, decision, source, cycle_id), "expected_status": evidence.workflow_status,
+    })
+    if rows[0][0] != 1:
+        raise StaleWrite(f"complete workflow: workflow {evidence.workflow_id} is no longer {evidence.workflow_status}")
 
 
 # --- applying a recovery decision ------------------------------------------------------------
@@ -176,14 +206,13 @@ def _apply_locked(evidence: TidyRecoveryEvidence, decision: Decision, *, source:
                    "finish_job": evidence.as_json()["finish_job"]}
         advance_step(workflow_id=evidence.workflow_id, step=evidence.step, stage=RECOVERY_FINISHED,
                      payload=payload, expected_workflow_status=status)
+        journal_decision(evidence=evidence, decision=decision, source=source, cycle_id=cycle_id)
     elif decision.action is Action.COMPLETE:
-        complete_workflow(workflow_id=evidence.workflow_id, expected_status=status)
+        _complete_and_journal(evidence, decision, source=source, cycle_id=cycle_id)
     elif decision.action is Action.PAUSE:
-        pause_workflow(workflow_id=evidence.workflow_id, step=evidence.step, reason=decision.reason.value,
-                       expected_workflow_status=status)
+        _pause_and_journal(evidence, decision, source=source, cycle_id=cycle_id)
     else:
         return
-    journal_decision(evidence=evidence, decision=decision, source=source, cycle_id=cycle_id)
     fault_point("recovery.before_commit")
 
 

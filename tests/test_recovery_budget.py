@@ -1,0 +1,86 @@
+"""Bounded cycles: a budget of decisions and seconds per cycle, the oldest workflows first, the
+rest recorded as the cycle's backlog; health says "draining", not "stale", meanwhile."""
+
+from django.urls import reverse
+
+from console.selectors import recovery_health
+from recovery.cycle import run_cycle
+from recovery.models import RecoveryCycle, RecoveryDecision
+from recovery.scenarios import BulkSeeder
+from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
+
+
+def _decided_in(cycle_id: int) -> list[int]:
+    return sorted(RecoveryDecision.objects.filter(cycle_id=cycle_id).values_list("workflow_id", flat=True))
+
+
+def test_a_cycle_applies_at_most_its_budget_oldest_first_and_records_the_backlog(wms):
+    seeder = BulkSeeder()
+    seeder.seed("healthy", 5)
+    needing = list(seeder.seed("missing", 10))
+
+    first = run_cycle(max_decisions=4)
+    assert first.succeeded and sum(first.decisions.values()) == 4 and first.backlog == 6
+    assert _decided_in(first.cycle_id) == needing[:4]
+    row = RecoveryCycle.objects.get(pk=first.cycle_id)
+    assert (row.outcome, row.backlog, row.examined) == ("SUCCEEDED", 6, 15)
+
+    second = run_cycle(max_decisions=4)
+    assert _decided_in(second.cycle_id) == needing[4:8] and second.backlog == 2
+    third = run_cycle(max_decisions=4)
+    assert _decided_in(third.cycle_id) == needing[8:] and third.backlog == 0
+    assert RecoveryDecision.objects.count() == 10
+
+
+def test_a_cycle_starts_no_decision_after_its_seconds(wms):
+    seeder = BulkSeeder()
+    seeder.seed("missing", 5)
+    report = run_cycle(max_seconds=0)
+    assert report.succeeded and report.backlog == 5 and not report.decisions
+    assert RecoveryDecision.objects.count() == 0
+    assert sum(run_cycle().decisions.values()) == 5
+
+
+def test_health_says_draining_not_stale_while_cycles_leave_a_backlog(supervisor_client, wms):  # noqa: F811
+    BulkSeeder().seed("missing", 6)
+    run_cycle(max_decisions=2)
+    health = recovery_health()
+    assert not health.stale and health.draining and health.backlog == 4
+    body = supervisor_client.get(reverse("recovery-health")).content.decode()
+    assert "Recovery is draining a backlog:" in body and "4 workflows still wait for a decision" in body
+    assert "Recovery is stale." not in body
+
+    run_cycle()
+    health = recovery_health()
+    assert not health.draining and health.backlog == 0
+    assert "Recovery is draining" not in supervisor_client.get(reverse("dashboard")).content.decode()
+
+
+def test_sharded_health_adds_the_backlog_of_every_shard(wms):
+    BulkSeeder().seed("missing", 12)  # four per shard
+    for shard in range(3):
+        run_cycle(shard=shard, shard_count=3, max_decisions=1)
+    assert recovery_health().backlog == 9
+
+
+def test_the_runner_follows_a_cycle_that_left_a_backlog_at_once(wms, settings):
+    from recovery.tasks import run_recovery_runner
+
+    settings.RECOVERY_CYCLE_MAX_DECISIONS = 2
+    BulkSeeder().seed("missing", 6)
+    result = run_recovery_runner(seconds=8, interval=30)  # one cycle only, without a backlog
+    assert result["cycles"] == 3
+    assert [c.backlog for c in RecoveryCycle.objects.order_by("started_at")] == [4, 2, 0]
+    assert RecoveryDecision.objects.count() == 6
+
+
+def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervisor_client, wms):  # noqa: F811
+    BulkSeeder().seed("missing", 6)
+    run_cycle(shard=0, shard_count=3)
+    run_cycle(shard=2, shard_count=3)
+    health = recovery_health()
+    assert health.stale and health.stale_shards == (1,)
+    body = supervisor_client.get(reverse("dashboard")).content.decode()
+    assert "Recovery is stale." in body and "No cycle of shard 1 succeeded within" in body
+    run_cycle(shard=1, shard_count=3)
+    assert not recovery_health().stale
