@@ -353,7 +353,7 @@ def test_hostile_repair_input_is_refused_naming_the_field_before_anything_is_wri
         assert field in response.content.decode(), (path, data)
         assert changed_tables(before, checksums()) == {}, (path, data)
     for path, field in (("/repair/audit/?before=²", "before"), ("/repair/audit/?workflow=١٢٣", "workflow"),
-                        ("/repair/audit.csv?batch=" + "9" * 20, "batch")):
+                        ("/repair/audit.csv?batch=" + "9" * 20, "batch"), ("/repair/batch/?q=T%00", "NUL byte")):
         response = client.get(path)
         assert response.status_code == 400 and field in response.content.decode(), path
     big = "9" * 20
