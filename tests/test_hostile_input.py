@@ -279,8 +279,6 @@ def test_hostile_console_queries_never_get_a_5xx_and_change_nothing(floor):
     assert _fuzz_pages(floor, CONSOLE_QUERIES) >= 60 + 9 * len(KNOWN_HOSTILE)
 
 
-@pytest.mark.xfail(strict=True, reason="repair pages: /repair/audit/?before=² answers 500 "
-                                       "(console/repair/views.py reads it with isdigit and int)")
 def test_hostile_repair_queries_never_get_a_5xx_and_change_nothing(floor):
     _fuzz_pages(floor, REPAIR_QUERIES)
 
@@ -288,9 +286,6 @@ def test_hostile_repair_queries_never_get_a_5xx_and_change_nothing(floor):
 # --- repair forms (POST, as an operator) -----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="repair forms: NUL bytes in the written reason, reason code or scanned "
-                                       "codes and non-ASCII or oversized workflow ids answer 500 "
-                                       "(console/repair/views.py, console/repair/frame.py)")
 def test_hostile_repair_forms_never_get_a_5xx_and_a_refusal_changes_nothing_but_its_audit(floor):
     client = floor["client"]
     workflow_id = floor["paused"][0]
@@ -323,3 +318,47 @@ def test_hostile_repair_forms_never_get_a_5xx_and_a_refusal_changes_nothing_but_
         _assert_refusal_changed_nothing(response, before, what, allowed=frozenset({"console_repairaudit"}))
 
     run()
+
+
+def test_hostile_repair_input_is_refused_naming_the_field_before_anything_is_written(floor):
+    """A well-formed refusal is audited; hostile input is refused before that: not even the audit
+    gains a row, and the 400 names the field."""
+    client = floor["client"]
+    workflow_id = floor["paused"][0]
+    fingerprint = evidence_for_workflow(workflow_id).fingerprint
+    reason = {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": "The job was lost when the WMS restarted.",
+              "fingerprint": fingerprint, "idempotency_key": "k" * 32}
+    batch = {"workflow": f"{workflow_id}:{fingerprint}", "reason_code": "WMS_RECORDS_FIXED",
+             "reason_text": "The records were fixed on the floor.", "idempotency_key": "b" * 32}
+    reissue, reconcile = (f"/repair/workflow/{workflow_id}/{slug}" for slug in ("reissue", "reconcile-source"))
+    cases = [
+        (f"{reissue}/preview", {**reason, "reason_text": "The job was lost\x00 at restart."}, "reason_text"),
+        (f"{reissue}/preview", {**reason, "reason_code": "JOB_LOST\x1b[31m"}, "reason_code"),
+        (f"{reissue}/apply", {**reason, "reason_text": "The job was lost \x07 at the restart."}, "reason_text"),
+        (f"{reissue}/apply", {**reason, "fingerprint": "\x85" + fingerprint}, "fingerprint"),
+        (f"{reconcile}/preview", {**reason, "tray_code": "T\x00", "space_code": "S1"}, "tray_code"),
+        (f"{reconcile}/apply", {**reason, "tray_code": "T1", "space_code": "S\x1b"}, "space_code"),
+        ("/repair/batch/preview", {"workflow": "²"}, "workflow"),
+        ("/repair/batch/preview", {"workflow": "9" * 20}, "workflow"),
+        ("/repair/batch/preview", {"all_matching": "1", "q": "x\x00"}, "q"),
+        ("/repair/batch/apply", {**batch, "workflow": "²:fp"}, "workflow"),
+        ("/repair/batch/apply", {**batch, "workflow": "\x01:fp"}, "workflow"),
+        ("/repair/batch/apply", {**batch, "reason_text": "The records were fixed\x00 on the floor."}, "reason_text"),
+    ]
+    before = checksums()
+    for path, data, field in cases:
+        response = client.post(path, data=_query([(k, v.encode("utf-8", "surrogatepass")) for k, v in data.items()]),
+                               content_type="application/x-www-form-urlencoded")
+        assert response.status_code == 400, (path, data, response.status_code)
+        assert field in response.content.decode(), (path, data)
+        assert changed_tables(before, checksums()) == {}, (path, data)
+    for path, field in (("/repair/audit/?before=²", "before"), ("/repair/audit/?workflow=١٢٣", "workflow"),
+                        ("/repair/audit.csv?batch=" + "9" * 20, "batch"), ("/repair/batch/?q=T%00", "NUL byte")):
+        response = client.get(path)
+        assert response.status_code == 400 and field in response.content.decode(), path
+    big = "9" * 20
+    for path in (f"/repair/workflow/{big}/", f"/repair/proposals/{big}/", f"/repair/audit/{big}/",
+                 f"/repair/batch/{big}/"):
+        assert client.get(path).status_code == 404, path
+    assert client.post(f"/repair/workflow/{big}/reissue/apply", data=reason).status_code == 404
+    assert changed_tables(before, checksums()) == {}

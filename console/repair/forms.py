@@ -3,12 +3,16 @@
 The repair forms only carry the input: whether a reason code is allowed, whether a written
 reason is long enough and whether scanned codes match are decided (and audited) by the
 service in console.repair (rules, frame), which maps its refusals back onto these fields.
+Hostile values (control characters, NUL bytes, surrogates, non-ASCII digits, numbers beyond
+bigint) never reach the service: SafeInputForm marks the form `refused` and the view answers 400
+before anything, the audit included, is written.
 """
 
 import uuid
 
 from django import forms
 
+from console.input_checks import BIGINT_MAX, SafeInputForm
 from console.models import RepairAction
 from console.repair import codes
 from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
@@ -19,7 +23,12 @@ def new_key() -> str:
     return uuid.uuid4().hex
 
 
-class ReasonFields(forms.Form):
+class ReasonFields(SafeInputForm):
+    multiline_fields = ("reason_text",)
+    # Longer than any accepted reason, so an over-long one is still refused (and audited) by the
+    # service; far longer is hostile.
+    max_raw_length = 2 * REASON_MAX_LENGTH
+
     reason_code = forms.CharField(required=False, label="Reason code", widget=forms.Select)
     reason_text = forms.CharField(
         required=False, label="Written reason", strip=True, max_length=REASON_MAX_LENGTH,
@@ -52,7 +61,7 @@ class RepairForm(ReasonFields):
             del self.fields["space_code"]
 
 
-class ConfirmFields(forms.Form):
+class ConfirmFields(SafeInputForm):
     fingerprint = forms.CharField(widget=forms.HiddenInput, max_length=64)
     idempotency_key = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
@@ -61,7 +70,7 @@ class ProposalDecisionForm(ReasonFields, ConfirmFields):
     fingerprint = forms.CharField(widget=forms.HiddenInput, max_length=64, required=False)
 
 
-class BatchSelectForm(forms.Form):
+class BatchSelectForm(SafeInputForm):
     """The paused list's filters (same names: reason, origin, age, q), to choose a batch."""
 
     reason = forms.CharField(required=False, label="Pause reason", widget=forms.Select, max_length=100)
@@ -87,7 +96,9 @@ REASON_CHOICES = [("", "Any reason")] + [(c.code, c.code) for c in codes.REASON_
 LOCAL_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"})
 
 
-class AuditFilterForm(forms.Form):
+class AuditFilterForm(SafeInputForm):
+    integer_fields = {"workflow": (1, BIGINT_MAX), "batch": (1, BIGINT_MAX)}
+
     user = forms.CharField(required=False, label="User", max_length=150)
     action = forms.ChoiceField(required=False, choices=[("", "Any action"), *RepairAction.choices])
     reason_code = forms.ChoiceField(required=False, label="Reason code",

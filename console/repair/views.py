@@ -4,6 +4,8 @@ Every repair page needs a console role: anonymous -> sign-in page, signed in wit
 403 before anything is read or written. POST views refuse GET with 405; the service checks the
 action's role (403 and an audited refusal). Form errors re-render at 200; refused applies
 answer 409 (403 for a role, 503 for a busy workflow) with the refusal and the current evidence.
+Hostile input (console.input_checks) is refused with 400 naming the field before the service
+runs: nothing, not even the audit's refusal row, is written for it.
 """
 
 import csv
@@ -18,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import repair, roles
 from console.csv_safe import safe_row
+from console.input_checks import HOSTILE, InputRefused, ascii_int, is_ascii_int, safe_text
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
 from console.repair import selectors
 from console.repair.batch import check_batch_permission
@@ -26,6 +29,7 @@ from console.repair.forms import (
     AuditFilterForm,
     BatchApplyForm,
     BatchSelectForm,
+    ConfirmFields,
     ProposalDecisionForm,
     RepairForm,
     new_key,
@@ -60,6 +64,30 @@ def _action(slug: str) -> str:
     if slug not in ACTIONS_BY_SLUG:
         raise Http404(f"No repair action {slug!r}.")
     return ACTIONS_BY_SLUG[slug]
+
+
+def _refuse_hostile(*forms) -> None:
+    """InputRefused naming the first field a SafeInputForm refused as hostile."""
+    for form in forms:
+        for name, errors in form.errors.as_data().items():
+            for error in errors:
+                if error.code == HOSTILE:
+                    raise InputRefused(name, f"field '{name}': {error.message}")
+
+
+def _workflow_values(data, *, with_fingerprint: bool) -> dict[int, str]:
+    """The posted `workflow` values ("<id>" or "<id>:<fingerprint>"), or InputRefused."""
+    out = {}
+    for value in data.getlist("workflow"):
+        wid, _, fp = value.partition(":") if with_fingerprint else (value, "", "")
+        out[ascii_int(wid, field="workflow", minimum=1)] = safe_text(fp, field="workflow", max_length=64,
+                                                                     required=False)
+    return out
+
+
+def _bad_input(request, refused: InputRefused, *, workflow_id: int | None = None):
+    return render(request, "repair/bad_input.html", {"field": refused.field, "message": refused.message,
+                                                     "workflow_id": workflow_id}, status=refused.status)
 
 
 def _request_from(form_data, workflow_id: int, action: str) -> repair.RepairRequest:
@@ -138,6 +166,8 @@ def action_preview(request, workflow_id: int, slug: str):
     form = RepairForm(request.POST, action=action, pause_reason=pause_reason,
                       floor_confirmation=_floor_confirmation(selectors.workflow_context(workflow_id=workflow_id),
                                                              action))
+    if form.refused:
+        return _form_page(request, workflow_id, action, form, status=400)
     req = _request_from(request.POST, workflow_id, action)
     key = new_key()
     try:
@@ -159,6 +189,10 @@ def action_preview(request, workflow_id: int, slug: str):
 @post_only
 def action_apply(request, workflow_id: int, slug: str):
     action = _action(slug)
+    try:
+        _refuse_hostile(RepairForm(request.POST, action=action, pause_reason=None), ConfirmFields(request.POST))
+    except InputRefused as exc:
+        return _bad_input(request, exc, workflow_id=workflow_id)
     req = _request_from(request.POST, workflow_id, action)
     fingerprint = request.POST.get("fingerprint", "")
     key = request.POST.get("idempotency_key", "")
@@ -219,6 +253,10 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
 def _decide_proposal(request, pk: int, action: str):
     prop = get_object_or_404(CancelProposal, pk=pk)
     data = request.POST
+    try:
+        _refuse_hostile(ProposalDecisionForm(data, action=action, pause_reason=None))
+    except InputRefused as exc:
+        return _bad_input(request, exc, workflow_id=prop.workflow_id)
     kwargs = {"user": request.user, "proposal_id": prop.pk, "reason_code": (data.get("reason_code") or "")[:64],
               "reason_text": (data.get("reason_text") or "")[: repair.REASON_MAX_LENGTH + 1],
               "idempotency_key": data.get("idempotency_key", "")}
@@ -267,11 +305,14 @@ def audit_list(request):
     form = AuditFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     before = request.GET.get("before", "")
-    before_id = int(before) if before.isdigit() else None
+    if before and not is_ascii_int(before, minimum=1):
+        return _bad_input(request, InputRefused("before", "field 'before' must be an audit entry id"))
+    before_id = int(before) if before else None
     page = selectors.audit_page(filters=filters, before_id=before_id)
     query = request.GET.copy()
     query.pop("before", None)
-    return render(request, "repair/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
+    return render(request, "repair/audit_list.html", {"form": form, "page": page, "query": query.urlencode()},
+                  status=400 if form.refused else 200)
 
 
 class _Echo:
@@ -283,6 +324,10 @@ class _Echo:
 @require_GET
 def audit_csv(request):
     form = AuditFilterForm(request.GET)
+    try:
+        _refuse_hostile(form)
+    except InputRefused as exc:
+        return _bad_input(request, exc)
     filters = form.cleaned_data if form.is_valid() else {}
     writer = csv.writer(_Echo())
     rows = selectors.audit_csv_rows(filters=filters)
@@ -315,7 +360,8 @@ def batch_select(request):
     filters = form.cleaned_data if form.is_valid() else {}
     rows, total = selectors.batch_candidates(**{k: filters.get(k) or "" for k in BATCH_FILTERS})
     return render(request, "repair/batch_select.html", {"form": form, "rows": rows, "total": total,
-                                                        "limit": repair.BATCH_LIMIT})
+                                                        "limit": repair.BATCH_LIMIT},
+                  status=400 if form.refused else 200)
 
 
 def _selected(request) -> tuple[list, dict]:
@@ -324,7 +370,7 @@ def _selected(request) -> tuple[list, dict]:
         selection = {"all_matching": True, **{k: data.get(k, "")[:100] for k in BATCH_FILTERS}}
         rows, _ = selectors.batch_candidates(**{k: selection[k] for k in BATCH_FILTERS})
     else:
-        ids = sorted({int(v) for v in data.getlist("workflow") if v.isdigit()})
+        ids = sorted(_workflow_values(data, with_fingerprint=False))
         selection = {"workflow_ids": ids}
         rows = selectors.batch_rows(workflow_ids=ids)
     return rows, selection
@@ -332,6 +378,11 @@ def _selected(request) -> tuple[list, dict]:
 
 @post_only
 def batch_preview(request):
+    try:
+        _refuse_hostile(BatchSelectForm(request.POST))
+        _workflow_values(request.POST, with_fingerprint=False)
+    except InputRefused as exc:
+        return _bad_input(request, exc)
     try:
         check_batch_permission(request.user, stage=RepairAudit.Stage.PREVIEW)
     except repair.RepairRefused as refused:
@@ -345,11 +396,11 @@ def batch_preview(request):
 @post_only
 def batch_apply(request):
     data = request.POST
-    fingerprints = {}
-    for value in data.getlist("workflow"):
-        wid, _, fp = value.partition(":")
-        if wid.isdigit():
-            fingerprints[int(wid)] = fp[:64]
+    try:
+        _refuse_hostile(BatchApplyForm(data))
+        fingerprints = _workflow_values(data, with_fingerprint=True)
+    except InputRefused as exc:
+        return _bad_input(request, exc)
     selection = {"workflow_ids": sorted(fingerprints), "all_matching": bool(data.get("all_matching"))}
     try:
         batch = repair.batch_recheck(user=request.user, fingerprints=fingerprints,
