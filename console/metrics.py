@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from console import console_sql, floor
 from console.notifications.selectors import open_notification_counts
+from console.selectors import recovery_health
 from recovery.decisions import Action, Reason
 from recovery.models import CallbackReceipt
 
@@ -39,6 +40,7 @@ class MetricsSnapshot:
     decisions: dict[str, int] = field(default_factory=dict)
     callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
     notifications_open: dict[str, int] = field(default_factory=dict)
+    recovery_backlog: int = 0
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -79,6 +81,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
         snap.notifications_open = open_notification_counts()
+        snap.recovery_backlog = recovery_health().backlog
     return snap
 
 
@@ -109,6 +112,9 @@ class ConsoleCollector(Collector):
         yield _gauge("tidy_recovery_last_success_age_seconds",
                      "Seconds since the last successful recovery cycle ended (+Inf when none).",
                      s.last_success_age)
+        yield _gauge("tidy_recovery_backlog",
+                     "Workflows the newest successful cycle (of each shard) left for the next one: a draining "
+                     "backlog after a restart, not a stale recovery.", s.recovery_backlog)
         yield _gauge("tidy_recovery_last_cycle_duration_seconds", "Duration of the newest finished recovery cycle.",
                      s.last_cycle_duration)
         decisions = CounterMetricFamily("tidy_recovery_decisions", "Decisions the background recovery applied.",

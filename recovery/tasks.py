@@ -93,7 +93,8 @@ def _run_recovery_runner(*, seconds: float | None, interval: float | None, shard
         if not ran:
             log.info("recovery runner: every shard's lease is held by another runner; skipping this minute")
             return {"skipped": True, "cycles": 0, "failed": 0}
-        return {"skipped": False, "cycles": cycles, "failed": failed, "shards": sorted(ran)}
+        result = {"skipped": False, "cycles": cycles, "failed": failed}
+        return {**result, "shards": sorted(ran)} if shard_count > 1 else result
 
 
 def _runner_life() -> float:

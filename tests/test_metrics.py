@@ -106,8 +106,9 @@ def _old_journal(days: int) -> None:
     cycle = RecoveryCycle.objects.create(started_at=past, finished_at=past, outcome="SUCCEEDED", duration_ms=5)
     for outcome in ("ACCEPTED", "ACCEPTED", "DUPLICATE"):
         CallbackReceipt.objects.create(endpoint="job-finish", job_id="TDY-1-1", http_status=200, outcome=outcome)
-    for action in ("PAUSE", "ADVANCE"):
-        RecoveryDecision.objects.create(cycle=cycle, workflow_id=1, action=action, evidence={}, fingerprint="f")
+    for workflow_id, action in enumerate(("PAUSE", "ADVANCE"), start=1):  # one decision per workflow per cycle
+        RecoveryDecision.objects.create(cycle=cycle, workflow_id=workflow_id, action=action, evidence={},
+                                        fingerprint="f")
     OutboundHttpRequest.objects.create(started_at=past, purpose="vehicle-snapshot", method="GET", url="http://x",
                                        duration_ms=1)
     CallbackReceipt.objects.filter(received_at__gt=past).update(received_at=past)

@@ -84,3 +84,14 @@ def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervis
     assert "Recovery is stale." in body and "No cycle of shard 1 succeeded within" in body
     run_cycle(shard=1, shard_count=3)
     assert not recovery_health().stale
+
+
+def test_while_a_backlog_drains_metrics_show_it_and_readiness_stays_ready(wms, client):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    seeder = BulkSeeder()
+    seeder.seed("missing", 6)
+    run_cycle(max_decisions=4)
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").content.decode())}
+    assert families["tidy_recovery_backlog"].samples[0].value == 2
+    assert client.get("/health/ready").status_code == 200  # draining is not stale

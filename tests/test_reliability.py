@@ -32,20 +32,20 @@ from tests.wms_state import snapshot
 def _change_after_classification(monkeypatch, change) -> dict:
     """Run `change` (on its own connection, committed) right after the cycle classified; the
     returned dict gets the fingerprints it classified on."""
-    original = recovery_cycle.evidence_for_active_workflows
+    original = recovery_cycle.stream_active_evidence
     seen = {}
 
-    def classify_then_change():
-        classified = original()
+    def classify_then_change(**kwargs):
+        classified = list(original(**kwargs))  # the whole classification, its transaction ended
         seen.update({e.workflow_id: e.fingerprint for e in classified})
         floor = connect_direct("test-floor")
         try:
             change(floor)
         finally:
             floor.close()
-        return classified
+        yield from classified
 
-    monkeypatch.setattr(recovery_cycle, "evidence_for_active_workflows", classify_then_change)
+    monkeypatch.setattr(recovery_cycle, "stream_active_evidence", classify_then_change)
     return seen
 
 
