@@ -203,8 +203,15 @@ SPACE_CODE_PATTERN = env_regex("SPACE_CODE_PATTERN", r"^(?P<aisle>[A-Z]\d+)-(?P<
 # --- time -----------------------------------------------------------------------------------
 TIME_ZONE = env_str("WAREHOUSE_TIME_ZONE", "UTC")
 USE_TZ = True
-LANGUAGE_CODE = "en-us"
-USE_I18N = False
+
+# --- languages ------------------------------------------------------------------------------
+# Each person picks a language in the menu (Django's language cookie, and the session once signed
+# in); otherwise the browser's Accept-Language; otherwise LANGUAGE_CODE. Reason codes, ids and
+# codes are never translated. Compiled catalogues (.mo) are committed: no gettext tools needed.
+USE_I18N = True
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", choices=[code for code, _ in LANGUAGES])
+LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # --- application ----------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -229,6 +236,9 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After sessions (a signed-in person's choice), before common (language-aware redirects).
+    "django.middleware.locale.LocaleMiddleware",
+    "console.languages.SessionLanguageMiddleware",  # a signed-in person's choice, kept on the session
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -250,6 +260,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],

@@ -25,6 +25,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # The language menu posts to Django's set_language view (README "Languages").
+    path("i18n/", include("django.conf.urls.i18n")),
     # The WCS machine client (callbacks), owned by console/api_urls.py.
     path("api/wcs/", include("console.api_urls")),
     # Audited operator repair, owned by console/repair/urls.py.

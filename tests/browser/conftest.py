@@ -27,6 +27,12 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 @pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    # The console follows the browser's language: these tests read English, whatever the machine's locale.
+    return {**browser_context_args, "locale": "en-US"}
+
+
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

@@ -1,0 +1,165 @@
+"""Languages: the committed zh-Hans catalogue is complete and compiled, and the console speaks it.
+
+The compiled .mo is committed (a fresh machine has no gettext tools), so these tests compare it
+by content with its .po, never by file times: a fresh clone has arbitrary modification times.
+"""
+
+import gettext
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
+from tests.test_configuration import _manage
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
+PO = CATALOGUE / "django.po"
+MO = CATALOGUE / "django.mo"
+
+
+def _entry_key(entry):
+    return entry.msgctxt, entry.msgid, entry.msgid_plural
+
+
+def test_every_marked_string_in_the_catalogue_has_a_chinese_translation():
+    po = polib.pofile(str(PO))
+    assert len(po) > 100, "the catalogue lost its strings"
+    assert not po.metadata_is_fuzzy, "the catalogue header is fuzzy: msgfmt and Django would ignore it"
+    assert po.metadata["Plural-Forms"].startswith("nplurals=1;")
+    missing = [e.msgid for e in po if e.obsolete is False and (
+        e.fuzzy or not (all(e.msgstr_plural.values()) and e.msgstr_plural if e.msgid_plural else e.msgstr))]
+    assert missing == [], f"untranslated or fuzzy: {missing}"
+    assert po.obsolete_entries() == [], "obsolete entries: run makemessages with --no-obsolete"
+
+
+def test_translations_keep_the_placeholders_of_their_source():
+    import re
+
+    placeholder = re.compile(r"%\((\w+)\)s")
+    for entry in polib.pofile(str(PO)):
+        sources = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
+        wanted = set(placeholder.findall(" ".join(sources)))
+        for text in entry.msgstr_plural.values() if entry.msgid_plural else [entry.msgstr]:
+            assert set(placeholder.findall(text)) == wanted, entry.msgid
+
+
+def _catalogue(data: bytes) -> gettext.GNUTranslations:
+    return gettext.GNUTranslations(io.BytesIO(data))
+
+
+def test_the_committed_mo_is_compiled_from_the_committed_po():
+    expected = _catalogue(polib.pofile(str(PO)).to_binary())
+    committed = _catalogue(MO.read_bytes())
+    # The header entry differs harmlessly (msgfmt drops POT-Creation-Date); the messages must not.
+    strip = lambda catalogue: {k: v for k, v in catalogue._catalog.items() if k != ""}  # noqa: E731
+    assert strip(committed) == strip(expected), "django.mo is stale: run `manage.py compilemessages` and commit it"
+    assert committed.charset() == "UTF-8"
+    assert [committed.plural(n) for n in (0, 1, 2, 5)] == [0, 0, 0, 0]
+
+
+@pytest.mark.skipif(shutil.which("xgettext") is None, reason="gettext tools (xgettext) are not installed")
+def test_the_catalogue_holds_every_string_marked_in_the_sources(tmp_path):
+    # makemessages on a copy of the sources: the committed .po must already hold every marked string.
+    for part in ("console", "recovery", "templates", "locale"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "manage.py", tmp_path / "manage.py")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "makemessages", "-l", "zh_Hans", "--no-obsolete", "--no-location"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "console.settings",
+             "DATABASE_URL": "postgresql://localhost/tidy", "SECRET_KEY": "x" * 50, "WCS_CALLBACK_TOKEN": "t" * 24})
+    assert result.returncode == 0, result.stderr
+    extracted = {_entry_key(e) for e in polib.pofile(str(tmp_path / "locale/zh_Hans/LC_MESSAGES/django.po"))}
+    committed = {_entry_key(e) for e in polib.pofile(str(PO))}
+    assert extracted - committed == set(), "marked but not in the catalogue: run makemessages -l zh_Hans"
+    assert committed - extracted == set(), "in the catalogue but no longer marked: run makemessages --no-obsolete"
+
+
+def test_the_dashboard_speaks_the_browsers_language(supervisor_client):  # noqa: F811
+    response = supervisor_client.get(reverse("dashboard"), headers={"Accept-Language": "zh-Hans,zh;q=0.9,en;q=0.5"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<html lang="zh-hans">' in html
+    assert response["Content-Language"] == "zh-hans"
+    for chinese in ("整理恢复控制台", "总览", "暂停的工作流", "货位图", "原因码", "退出登录", "今日完成"):
+        assert chinese in html
+    assert ">Paused workflows<" not in html and ">Sign out<" not in html
+
+
+def test_without_a_choice_or_a_browser_language_the_console_speaks_english(supervisor_client):  # noqa: F811
+    html = supervisor_client.get(reverse("dashboard")).content.decode()
+    assert '<html lang="en">' in html and ">Paused workflows<" in html and "总览" not in html
+
+
+def test_the_sign_in_page_speaks_chinese_too(client):
+    html = client.get(reverse("login"), headers={"Accept-Language": "zh-Hans"}).content.decode()
+    assert "<h1>登录</h1>" in html and "用户名" in html and "密码" in html
+
+
+def test_the_language_menu_is_a_plain_form_with_csrf(supervisor_client):  # noqa: F811
+    html = supervisor_client.get(reverse("dashboard")).content.decode()
+    form = html[html.index('<form class="langmenu"'):]
+    form = form[:form.index("</form>")]
+    assert f'action="{reverse("set_language")}"' in form and 'method="post"' in form
+    assert 'name="csrfmiddlewaretoken"' in form
+    assert '<option value="zh-hans" lang="zh-hans">简体中文</option>' in form
+    assert '<option value="en" lang="en" selected>English</option>' in form
+
+
+def test_a_chosen_language_is_remembered_across_requests(supervisor_client):  # noqa: F811
+    response = supervisor_client.post(reverse("set_language"), {"language": "zh-hans", "next": "/locks/"})
+    assert response.status_code == 302 and response["Location"] == "/locks/"
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
+    assert supervisor_client.session["_language"] == "zh-hans"
+    # Later requests, whatever the browser prefers, keep the choice.
+    for _ in range(2):
+        html = supervisor_client.get(reverse("dashboard"), headers={"Accept-Language": "en"}).content.decode()
+        assert '<html lang="zh-hans">' in html and "总览" in html
+    # The session keeps it for a signed-in person even when the language cookie is gone.
+    del supervisor_client.cookies[settings.LANGUAGE_COOKIE_NAME]
+    html = supervisor_client.get(reverse("dashboard"), headers={"Accept-Language": "en"}).content.decode()
+    assert '<html lang="zh-hans">' in html
+    # Switching back works the same way.
+    supervisor_client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    html = supervisor_client.get(reverse("dashboard")).content.decode()
+    assert '<html lang="en">' in html and ">Dashboard<" in html
+
+
+def test_an_unknown_language_changes_nothing(supervisor_client):  # noqa: F811
+    response = supervisor_client.post(reverse("set_language"), {"language": "xx", "next": "/"})
+    assert response.status_code == 302
+    assert settings.LANGUAGE_COOKIE_NAME not in response.cookies
+    assert "_language" not in supervisor_client.session
+
+
+def test_reason_codes_stay_untranslated(supervisor_client, wms):  # noqa: F811
+    from recovery.cycle import run_cycle
+
+    wms.build("job_missing")
+    run_cycle()
+    html = supervisor_client.get(reverse("dashboard"), headers={"Accept-Language": "zh-Hans"}).content.decode()
+    assert "按原因码统计的暂停" in html
+    assert "RECOVERY_JOB_MISSING" in html
+
+
+@pytest.mark.parametrize("raw,expected", [("zh-hans", "zh-hans"), ("EN", "en"), ("", "en")])
+def test_language_code_is_read_from_the_environment(monkeypatch, raw, expected):
+    from console.env import env_choice
+
+    monkeypatch.setenv("LANGUAGE_CODE", raw)
+    assert env_choice("LANGUAGE_CODE", "en", choices=[code for code, _ in settings.LANGUAGES]) == expected
+
+
+def test_a_bad_language_code_stops_the_program_naming_it():
+    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy",
+                     WCS_CALLBACK_TOKEN="t" * 24, LANGUAGE_CODE="fr")
+    assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr
+    assert "LANGUAGE_CODE must be one of en, zh-hans, got 'fr'" in result.stderr
