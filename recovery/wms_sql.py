@@ -190,10 +190,19 @@ WHERE step_id = %(step_id)s
   AND status IS NOT DISTINCT FROM %(expected_status)s
 """
 
+# The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
+INSERT_RECOVERY_DECISION = """
+INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                       rule, evidence, fingerprint)
+VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
+        %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
+RETURNING id
+"""
+
 # A recovery decision's writes and its journal row in one round trip each (they run once per
 # decided workflow, under the workflow row lock). The counts let the caller refuse a stale write:
 # it raises, and the whole transaction, journal row included, rolls back.
-PAUSE_AND_JOURNAL = """
+PAUSE_AND_JOURNAL = f"""
 WITH workflow AS (
     UPDATE alg.tidy_workflow
     SET status = 'PAUSED_RECOVERY',
@@ -211,18 +220,14 @@ WITH workflow AS (
       AND status IS NOT DISTINCT FROM %(expected_step_status)s
     RETURNING step_id
 ), journal AS (
-    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
-                                           rule, evidence, fingerprint)
-    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
-            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
-    RETURNING id
+    {INSERT_RECOVERY_DECISION}
 )
 SELECT (SELECT count(*) FROM workflow) AS workflows_paused,
        (SELECT count(*) FROM step)     AS steps_paused,
        (SELECT id FROM journal)        AS decision_id
 """
 
-COMPLETE_AND_JOURNAL = """
+COMPLETE_AND_JOURNAL = f"""
 WITH workflow AS (
     UPDATE alg.tidy_workflow
     SET status = 'COMPLETED',
@@ -237,24 +242,11 @@ WITH workflow AS (
     WHERE workflow_id = (SELECT workflow_id FROM workflow)
     RETURNING lock_id
 ), journal AS (
-    INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
-                                           rule, evidence, fingerprint)
-    VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
-            %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
-    RETURNING id
+    {INSERT_RECOVERY_DECISION}
 )
 SELECT (SELECT count(*) FROM workflow) AS workflows_completed,
        (SELECT count(*) FROM released) AS locks_released,
        (SELECT id FROM journal)        AS decision_id
-"""
-
-# The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
-INSERT_RECOVERY_DECISION = """
-INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
-                                       rule, evidence, fingerprint)
-VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)s, %(reason)s,
-        %(rule)s, %(evidence)s::jsonb, %(fingerprint)s)
-RETURNING id
 """
 
 COUNT_PAUSED_WORKFLOWS = """
