@@ -15,7 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from console import console_sql
-from console.selectors import PAGE_SIZE, Cursor, _fetch_dicts
+from console.selectors import PAGE_SIZE, Cursor, _fetch_dicts, keyset_window
 
 # --- stalled ---------------------------------------------------------------------------------
 
@@ -127,26 +127,13 @@ def active_workflows_page(*, filters: ActiveFilters, page_size: int = PAGE_SIZE)
     if filters.origin:
         where.append(console_sql.ACTIVE_WHERE_ORIGIN)
         params["origin"] = filters.origin
-    backwards = filters.before is not None and filters.after is None
-    cursor = filters.before if backwards else filters.after
-    if cursor is not None:
-        where.append(console_sql.ACTIVE_WHERE_BEFORE_CURSOR if backwards else console_sql.ACTIVE_WHERE_AFTER_CURSOR)
-        params.update(cursor_at=cursor.paused_since, cursor_id=cursor.workflow_id)
-    sql = console_sql.ACTIVE_PAGE.format(where="\n".join(where), direction="DESC" if backwards else "ASC")
-    fetched = _fetch_dicts(sql, params)
-    more = len(fetched) > page_size
-    fetched = fetched[:page_size]
-    if backwards:
-        fetched.reverse()
-    rows = [ActiveRow(**{k: r[k] for k in ACTIVE_ROW_FIELDS}) for r in fetched]
+    window = keyset_window(page_sql=console_sql.ACTIVE_PAGE, where=where, params=params, after=filters.after,
+                           before=filters.before, newest=False, page_size=page_size,
+                           after_sql=console_sql.ACTIVE_WHERE_AFTER_CURSOR,
+                           before_sql=console_sql.ACTIVE_WHERE_BEFORE_CURSOR)
+    rows = [ActiveRow(**{k: r[k] for k in ACTIVE_ROW_FIELDS}) for r in window.rows]
     page = ActivePage(filters=filters, rows=rows, counts=active_counts(now=now), stalled_after=stalled_after())
-    if rows:
-        if backwards:
-            page.prev_cursor = rows[0].cursor if more else None
-            page.next_cursor = rows[-1].cursor
-        else:
-            page.next_cursor = rows[-1].cursor if more else None
-            page.prev_cursor = rows[0].cursor if cursor is not None else None
+    page.prev_cursor, page.next_cursor = window.cursors(rows)
     return page
 
 

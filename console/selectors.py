@@ -358,33 +358,53 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
             where.append(console_sql.WHERE_PAUSED_BEFORE)
             params["paused_before"] = before
 
-    newest = filters.sort == "newest"
-    backwards = filters.before is not None and filters.after is None
-    cursor = filters.before if backwards else filters.after
-    # Rows go "forward" in display order; a `before` page walks backwards and is reversed.
+    window = keyset_window(page_sql=console_sql.PAUSED_PAGE, where=where, params=params, after=filters.after,
+                           before=filters.before, newest=filters.sort == "newest", page_size=page_size,
+                           after_sql=console_sql.WHERE_AFTER_CURSOR, before_sql=console_sql.WHERE_BEFORE_CURSOR)
+    rows = [PausedRow(r["workflow_id"], r["origin"], r["pause_reason"], r["updated_at"], r["created_at"],
+                      r["lock_count"], r["step_no"], r["tray_code"], r["cargo_space_id"], r["target_cargo_space_id"])
+            for r in window.rows]
+    page = PausedPage(filters=filters, rows=rows, total_matching=total_matching,
+                      total_paused=None if filters.q else sum(g["n"] for g in groups), facets=facets)
+    page.prev_cursor, page.next_cursor = window.cursors(rows)
+    return page
+
+
+@dataclass(frozen=True)
+class KeysetWindow:
+    rows: list[dict]  # in display order
+    more: bool  # rows exist beyond the window in the direction it walked
+    backwards: bool  # a `before` page
+    from_cursor: bool  # the window started at a cursor (not at the list's first row)
+
+    def cursors(self, rows: list) -> tuple:
+        """(prev, next) cursors of a page built from this window's rows (each has `.cursor`)."""
+        if not rows:
+            return None, None
+        if self.backwards:
+            return (rows[0].cursor if self.more else None), rows[-1].cursor
+        return (rows[0].cursor if self.from_cursor else None), (rows[-1].cursor if self.more else None)
+
+
+def keyset_window(*, page_sql: str, where: list[str], params: dict, after, before, newest: bool, page_size: int,
+                  after_sql: str, before_sql: str) -> KeysetWindow:
+    """One keyset page over (timestamp, workflow id) shared by the paused and active lists.
+
+    `page_sql` has {where} and {direction} slots and a %(limit)s of page_size + 1 (the extra row
+    tells whether there is more). Rows go "forward" in display order; a `before` page walks
+    backwards and is reversed."""
+    backwards = before is not None and after is None
+    cursor = before if backwards else after
     descending = newest != backwards
     if cursor is not None:
-        where.append(console_sql.WHERE_BEFORE_CURSOR if descending else console_sql.WHERE_AFTER_CURSOR)
-        params.update(cursor_at=cursor.paused_since, cursor_id=cursor.workflow_id)
-    sql = console_sql.PAUSED_PAGE.format(where="\n".join(where), direction="DESC" if descending else "ASC")
-    fetched = _fetch_dicts(sql, params)
+        where = [*where, before_sql if descending else after_sql]
+        params = {**params, "cursor_at": cursor.paused_since, "cursor_id": cursor.workflow_id}
+    fetched = _fetch_dicts(page_sql.format(where="\n".join(where), direction="DESC" if descending else "ASC"), params)
     more = len(fetched) > page_size
     fetched = fetched[:page_size]
     if backwards:
         fetched.reverse()
-    rows = [PausedRow(r["workflow_id"], r["origin"], r["pause_reason"], r["updated_at"], r["created_at"],
-                      r["lock_count"], r["step_no"], r["tray_code"], r["cargo_space_id"], r["target_cargo_space_id"])
-            for r in fetched]
-    page = PausedPage(filters=filters, rows=rows, total_matching=total_matching,
-                      total_paused=None if filters.q else sum(g["n"] for g in groups), facets=facets)
-    if rows:
-        if backwards:
-            page.prev_cursor = rows[0].cursor if more else None
-            page.next_cursor = rows[-1].cursor
-        else:
-            page.next_cursor = rows[-1].cursor if more else None
-            page.prev_cursor = rows[0].cursor if cursor is not None else None
-    return page
+    return KeysetWindow(rows=fetched, more=more, backwards=backwards, from_cursor=cursor is not None)
 
 
 # --- locks -----------------------------------------------------------------------------------
