@@ -7,8 +7,6 @@ from django.db.utils import DatabaseError
 
 from console.console_sql import AUDIT_TABLE_EXISTS, AUDIT_TRIGGERS_PRESENT
 
-AUDIT_TRIGGERS = ("console_repairaudit_no_update_delete", "console_repairaudit_no_truncate")
-
 
 def missing_triggers(*, table_exists: str, triggers_present: str, expected: tuple[str, ...]) -> list[str]:
     """The expected append-only triggers (docs/architecture.md §10) missing or disabled on a table;
@@ -23,17 +21,30 @@ def missing_triggers(*, table_exists: str, triggers_present: str, expected: tupl
     return [t for t in expected if t not in present]
 
 
-def check_audit_is_append_only(app_configs=None, databases=None, **kwargs):
-    """The audit table must carry its enabled append-only triggers (migration console 0002)."""
-    if not databases or "default" not in databases:
+def append_only_check(*, subject: str, table: str, table_exists: str, triggers_present: str, migration: str,
+                      error_id: str, inspect_error_id: str):
+    """A system check that `table` carries its enabled append-only triggers
+    (`<table>_no_update_delete`, `<table>_no_truncate`, docs/architecture.md §10)."""
+    expected = (f"{table}_no_update_delete", f"{table}_no_truncate")
+
+    def check(app_configs=None, databases=None, **kwargs):
+        if not databases or "default" not in databases:
+            return []
+        try:
+            missing = missing_triggers(table_exists=table_exists, triggers_present=triggers_present,
+                                       expected=expected)
+        except DatabaseError as exc:
+            return [Error(f"Could not inspect the {table} table: {exc}", id=inspect_error_id)]
+        if missing:
+            return [Error(f"{subject} is not append-only: trigger(s) {', '.join(missing)} missing or disabled on "
+                          f"{table}.", hint=f"Re-run migration console {migration} (or re-create and enable the "
+                          "triggers); never disable them.", id=error_id)]
         return []
-    try:
-        missing = missing_triggers(table_exists=AUDIT_TABLE_EXISTS, triggers_present=AUDIT_TRIGGERS_PRESENT,
-                                   expected=AUDIT_TRIGGERS)
-    except DatabaseError as exc:
-        return [Error(f"Could not inspect the repair audit table: {exc}", id="console.E101")]
-    if missing:
-        return [Error(f"The repair audit is not append-only: trigger(s) {', '.join(missing)} missing or disabled "
-                      "on console_repairaudit.", hint="Re-run migration console 0002 (or re-create and enable the "
-                      "triggers); never disable them.", id="console.E100")]
-    return []
+
+    return check
+
+
+check_audit_is_append_only = append_only_check(
+    subject="The repair audit", table="console_repairaudit", table_exists=AUDIT_TABLE_EXISTS,
+    triggers_present=AUDIT_TRIGGERS_PRESENT, migration="0002", error_id="console.E100",
+    inspect_error_id="console.E101")

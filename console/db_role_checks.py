@@ -11,14 +11,13 @@ from django.core.checks import Error, Tags, Warning, register
 from django.db import connections
 from django.db.utils import DatabaseError
 
+from console.checks import append_only_check
 from console.console_sql import AUDIT_TABLE_ALTERABLE, ROLE_AUDIT_TABLE_EXISTS, ROLE_AUDIT_TRIGGERS_PRESENT
 
 # Every append-only table (the ones that exist are checked): repair audit, role changes,
 # workflow notes, notification acknowledgements. deploy/sql/roles.sql lists the same.
 AUDIT_TABLES = ("console_repairaudit", "console_rolechangeaudit", "console_workflownote",
                 "console_notificationacknowledgement")
-ROLE_AUDIT_TRIGGERS = ("console_rolechangeaudit_no_update_delete", "console_rolechangeaudit_no_truncate")
-
 _WAYS = (("superuser", "is a superuser"), ("owner", "owns it (or may act as its owner)"),
          ("can_update", "may UPDATE"), ("can_delete", "may DELETE"), ("can_truncate", "may TRUNCATE"),
          ("can_trigger", "may create triggers on it"), ("audit_test_role", "is a member of tidy_audit_test"))
@@ -54,22 +53,7 @@ def check_runtime_role_cannot_alter_the_audit(app_configs=None, databases=None, 
                     id="console.W110")]
 
 
-@register(Tags.database)
-def check_role_change_audit_is_append_only(app_configs=None, databases=None, **kwargs):
-    if not databases or "default" not in databases:
-        return []
-    try:
-        with connections["default"].cursor() as cursor:
-            cursor.execute(ROLE_AUDIT_TABLE_EXISTS)
-            if not cursor.fetchone()[0]:
-                return []  # not migrated yet: migrate creates table and triggers together
-            cursor.execute(ROLE_AUDIT_TRIGGERS_PRESENT)
-            present = {row[0] for row in cursor.fetchall()}
-    except DatabaseError as exc:
-        return [Error(f"Could not inspect the role-change audit table: {exc}", id="console.E103")]
-    missing = [t for t in ROLE_AUDIT_TRIGGERS if t not in present]
-    if missing:
-        return [Error(f"The role-change audit is not append-only: trigger(s) {', '.join(missing)} missing or "
-                      "disabled on console_rolechangeaudit.", hint="Re-run migration console 0003; never disable them.",
-                      id="console.E102")]
-    return []
+check_role_change_audit_is_append_only = register(append_only_check(
+    subject="The role-change audit", table="console_rolechangeaudit", table_exists=ROLE_AUDIT_TABLE_EXISTS,
+    triggers_present=ROLE_AUDIT_TRIGGERS_PRESENT, migration="0005_role_change_audit", error_id="console.E102",
+    inspect_error_id="console.E103"), Tags.database)
