@@ -17,7 +17,17 @@ def watch(page) -> list[str]:
     return problems
 
 
+def sideways_overflow(page, width: int | None = None) -> int:
+    """How many pixels the document is wider than the window (or than `width`, since a page wider
+    than a phone makes the browser zoom out and innerWidth grows past it). It waits for the load
+    event first: a heading can be laid out before a page's own stylesheet has arrived, and a
+    measure taken then is of the unstyled page."""
+    page.wait_for_load_state("load")
+    return page.evaluate("w => Math.max(document.documentElement.scrollWidth, window.innerWidth) - (w ?? innerWidth)",
+                         width)
+
+
 def assert_fits(page) -> None:
     """No sideways scrolling: the document is no wider than the window."""
-    scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-    assert scroll <= inner, f"{page.url} scrolls sideways: {scroll}px wide in a {inner}px window"
+    overflow = sideways_overflow(page)
+    assert overflow <= 0, f"{page.url} scrolls sideways by {overflow}px"

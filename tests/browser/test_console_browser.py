@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from recovery.cycle import run_cycle
+from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 
 PASSWORD = "browser-test-pw"
@@ -117,7 +118,7 @@ def test_it_fits_a_phone_screen(browser, live_server, floor, artifacts, path):
     sign_in(page, live_server.url, target)
     expect(page.locator("main h1")).to_be_visible()
     # A page wider than the phone makes the browser zoom out (innerWidth grows past 390).
-    overflow = page.evaluate("Math.max(document.documentElement.scrollWidth, window.innerWidth) - 390")
+    overflow = sideways_overflow(page, 390)
     name = path.strip("/") or "dashboard"
     page.screenshot(path=artifacts / f"console-phone-{name}.png", full_page=True)
     assert overflow <= 0, f"{target} scrolls sideways by {overflow}px on a phone"

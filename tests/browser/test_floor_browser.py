@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from playwright.sync_api import expect
 
+from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
@@ -46,7 +47,7 @@ def sign_in(page, base: str, path: str):
 
 
 def no_sideways_scroll(page, width: int = 390) -> None:
-    overflow = page.evaluate(f"Math.max(document.documentElement.scrollWidth, window.innerWidth) - {width}")
+    overflow = sideways_overflow(page, width)
     assert overflow <= 0, f"{page.url} scrolls sideways by {overflow}px on a phone"
 
 

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from console.models import Notification, NotificationAcknowledgement
 from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
+from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 from tests.notification_support import *  # noqa: F403  (fixtures: notify_db)
 from tests.notification_support import recovery_is_fresh
@@ -65,7 +66,7 @@ def test_a_supervisor_acknowledges_a_notification(browser, live_server, floor, a
     page.screenshot(path=artifacts / f"notifications-{tag}-acknowledged.png", full_page=True)
 
     assert list(NotificationAcknowledgement.objects.values_list("notification_id", "username")) == [(n.pk, "sup")]
-    overflow = page.evaluate("Math.max(document.documentElement.scrollWidth, window.innerWidth) - innerWidth")
+    overflow = sideways_overflow(page)
     assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
     page.get_by_label("State").select_option("acknowledged")
     if not javascript:

@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 
 PASSWORD = "rack-map-browser-pw"
@@ -109,7 +110,7 @@ def test_on_a_phone_the_map_scrolls_in_its_frame_and_a_tap_opens_the_workflow(br
     page = clean_browser(context.new_page())
     sign_in(page, live_server.url, "/map/")
     expect(page.get_by_role("heading", name="Rack map", level=1)).to_be_visible()
-    overflow = page.evaluate("Math.max(document.documentElement.scrollWidth, window.innerWidth) - 390")
+    overflow = sideways_overflow(page, 390)
     page.screenshot(path=artifacts / "rack-map-phone.png", full_page=True)
     assert overflow <= 0, f"/map/ scrolls sideways by {overflow}px on a phone"
     wide = page.locator("section.rk-aisle", has=page.locator("#aisle-W01")).locator(".rk-frame")
@@ -120,6 +121,6 @@ def test_on_a_phone_the_map_scrolls_in_its_frame_and_a_tap_opens_the_workflow(br
     source.locator("rect").tap()
     expect(page).to_have_url(re.compile(rf"/workflows/{floor.workflow_id}/$"))
     expect(page.locator("#rack-mini svg.rk")).to_have_count(1)
-    overflow = page.evaluate("Math.max(document.documentElement.scrollWidth, window.innerWidth) - 390")
+    overflow = sideways_overflow(page, 390)
     assert overflow <= 0, f"the workflow page scrolls sideways by {overflow}px on a phone"
     context.close()
