@@ -4,7 +4,9 @@ around it only holds the lease and sleeps (docs/architecture.md §7)."""
 import contextlib
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 
 import psycopg
@@ -52,7 +54,54 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
         return {"skipped": True, "cycles": 0, "failed": 0, "error": str(exc).strip() or type(exc).__name__}
 
 
+class StopRequest:
+    """SIGTERM or SIGINT while a runner runs: the cycle in hand finishes (it is bounded, §7) and
+    the runner returns at once instead of living out its minute. A stopping qcluster waits for
+    its workers; without this it would wait up to a minute, and a supervisor that gives up
+    first leaves the worker running after the database has gone (docs/architecture.md §7)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self):
+        self.requested = False
+        self._previous: dict = {}
+
+    def _handle(self, signum, frame):
+        if not self.requested:
+            self.requested = True
+            return
+        # Asked twice (a second Ctrl-C, or the cluster's guard terminating a hung worker): the
+        # process's own handling applies at once, as if the runner had never watched.
+        signal.signal(signum, self._previous.get(signum, signal.SIG_DFL))
+        os.kill(os.getpid(), signum)
+
+    @contextlib.contextmanager
+    def watching(self):
+        # Signal handlers can only be set from the main thread (a qcluster worker runs its task
+        # there); elsewhere (a test's thread) the runner simply runs its life.
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
+        try:
+            yield self
+        finally:
+            for sig, handler in self._previous.items():
+                signal.signal(sig, handler)
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep, waking early when a stop is requested."""
+        until = time.monotonic() + seconds
+        while not self.requested and (left := until - time.monotonic()) > 0:
+            time.sleep(min(left, 0.2))
+
+
 def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None) -> dict:
+    with StopRequest().watching() as stop:
+        return _run_rounds(seconds=seconds, interval=interval, shards=shards, stop=stop)
+
+
+def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | None, stop: StopRequest) -> dict:
     life = _runner_life() if seconds is None else seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
     shard_count = settings.RECOVERY_SHARDS if shards is None else shards
@@ -60,7 +109,7 @@ def _run_recovery_runner(*, seconds: float | None, interval: float | None, shard
     with shard_leases(shard_count) as leases:
         cycles = failed = 0
         ran: set[int] = set()
-        while True:
+        while not stop.requested:
             started = time.monotonic()
             had = bool(leases.held)
             leases.rebalance()
@@ -70,6 +119,8 @@ def _run_recovery_runner(*, seconds: float | None, interval: float | None, shard
                 break
             backlog = 0
             for shard in mine:
+                if stop.requested:
+                    break
                 if shard not in leases.held:
                     continue  # given back earlier this round: another runner has it now
                 report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE,
@@ -89,11 +140,13 @@ def _run_recovery_runner(*, seconds: float | None, interval: float | None, shard
             # Stop when the next round could not finish within the runner's life.
             if next_start + (time.monotonic() - started) > deadline:
                 break
-            time.sleep(max(0.0, next_start - time.monotonic()))
+            stop.sleep(max(0.0, next_start - time.monotonic()))
+        if stop.requested:
+            log.info("recovery runner: asked to stop; returning after %d cycle(s)", cycles)
         if not ran:
             log.info("recovery runner: every shard's lease is held by another runner; skipping this minute")
             return {"skipped": True, "cycles": 0, "failed": 0}
-        result = {"skipped": False, "cycles": cycles, "failed": failed}
+        result = {"skipped": False, "cycles": cycles, "failed": failed, **({"stopped": True} if stop.requested else {})}
         return {**result, "shards": sorted(ran)} if shard_count > 1 else result
 
 

@@ -44,12 +44,12 @@ def _database_url() -> str:
     return f"postgresql://{auth}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
-def _start_runner(tmp_path, n: int, seconds: float) -> subprocess.Popen:
+def _start_runner(tmp_path, n: int, seconds: float, shards: int = SHARDS) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings",
            "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
     env.pop("EMBEDDED_DATABASE_URL", None)
     out = open(tmp_path / f"runner-{n}.log", "w")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([sys.executable, "-c", RUNNER, str(seconds), str(INTERVAL), str(SHARDS)],
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(seconds), str(INTERVAL), str(shards)],
                             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
