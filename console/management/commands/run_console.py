@@ -8,6 +8,7 @@ the WMS schema is never applied implicitly (docs/architecture.md §1: the WMS ow
 the command checks that it exists and says what is missing. Each start-up step is printed as it runs.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -24,6 +25,8 @@ from console.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
 from recovery.schema import missing_tables
 
 GUNICORN_CONF = Path(settings.BASE_DIR) / "deploy" / "gunicorn.conf.py"
+# How long the processes get to stop after Ctrl-C before they are killed.
+STOP_GRACE_SECONDS = 15
 
 
 class Command(BaseCommand):
@@ -118,8 +121,15 @@ def _require_wms_tables() -> None:
 
 
 def _supervise(commands: dict[str, list[str]], out) -> None:
-    """Start every process; when one exits or we are signalled, stop them all."""
-    children = {name: subprocess.Popen(cmd, env=os.environ.copy()) for name, cmd in commands.items()}
+    """Start every process; when one exits or we are signalled, stop them all.
+
+    Each child runs in its own process group and is stopped as a terminal's Ctrl-C would stop
+    it, SIGINT to the whole group, whatever stopped us: the qcluster's workers (which ignore
+    SIGINT) keep their tasks, but a recovery runner among them ends after its cycle in hand
+    (docs/architecture.md §7), so the cluster ends within the grace period. A group still alive
+    after it is killed whole, so no worker outlives the embedded database."""
+    children = {name: subprocess.Popen(cmd, env=os.environ.copy(), start_new_session=True)
+                for name, cmd in commands.items()}
     stopping = False
 
     def _stop(signum, frame):
@@ -138,11 +148,16 @@ def _supervise(commands: dict[str, list[str]], out) -> None:
             time.sleep(0.5)
     finally:
         for proc in children.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for proc in children.values():
+            _signal_group(proc, signal.SIGINT)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for name, proc in children.items():
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                proc.kill()
+                out.write(f"{name} did not stop within {STOP_GRACE_SECONDS} s; killing it")
+            _signal_group(proc, signal.SIGKILL)  # whatever of its group is left (none, normally)
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signum)
