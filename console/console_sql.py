@@ -533,3 +533,26 @@ GROUP BY action
 # Parameters: %(namespace)s and %(key)s, both 32-bit (the batch id folded into 31 bits).
 TRY_BATCH_RUN_LOCK = "SELECT pg_try_advisory_lock(%(namespace)s, %(key)s)"
 RELEASE_BATCH_RUN_LOCK = "SELECT pg_advisory_unlock(%(namespace)s, %(key)s)"
+
+# /health/ready (console/health.py): the newest successful cycle's age and, when recovery is
+# sharded, the shards with no successful cycle within %(stale_after_seconds)s; the same rule as
+# the console's stale banner (console.selectors._shard_backlog). Shards are few, and each probe
+# walks the (outcome, finished_at) index back only to its newest success.
+READY_RECOVERY_FACTS = """
+WITH newest AS (
+    SELECT finished_at, shard, shard_count
+    FROM recovery_recoverycycle
+    WHERE outcome = 'SUCCEEDED'                                 -- recovery_re_outcome_760dfc_idx
+    ORDER BY finished_at DESC
+    LIMIT 1
+)
+SELECT extract(epoch FROM now() - newest.finished_at)::float8 AS age_seconds,
+       ARRAY(SELECT s FROM generate_series(0, newest.shard_count - 1) AS s
+             WHERE newest.shard IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM recovery_recoverycycle c
+                               WHERE c.outcome = 'SUCCEEDED' AND c.shard = s
+                                 AND c.shard_count = newest.shard_count
+                                 AND c.finished_at >= now() - make_interval(secs => %(stale_after_seconds)s))
+             ORDER BY s) AS stale_shards
+FROM newest
+"""

@@ -3,7 +3,9 @@ and ages.
 
 /health/live answers while the process serves requests and touches no database.
 /health/ready needs the database to answer and the last successful recovery cycle to be
-younger than RECOVERY_STALE_AFTER_INTERVALS x RECOVERY_INTERVAL_SECONDS. It answers within
+younger than RECOVERY_STALE_AFTER_INTERVALS x RECOVERY_INTERVAL_SECONDS; when recovery is
+sharded, every shard needs a successful cycle within that window (a shard nobody recovers is
+stale while the others succeed), and the recovery check names the stale shards. It answers within
 READY_BUDGET_SECONDS even when the database hangs: the check runs on its own short-lived
 connection (connect timeout, statement timeout) in a small thread pool, and the view stops
 waiting for it after the budget, so a hung server costs a 503, never a stuck web worker.
@@ -42,6 +44,7 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 @dataclass(frozen=True)
 class ReadyFacts:
     last_success_age: float | None  # None: no successful cycle yet
+    stale_shards: tuple[int, ...] = ()
 
 
 def _connect() -> psycopg.Connection:
@@ -57,15 +60,15 @@ def _connect() -> psycopg.Connection:
     return psycopg.connect(autocommit=True, **{k: v for k, v in params.items() if v is not None})
 
 
-def _read_facts() -> ReadyFacts:
+def _read_facts(limit: float) -> ReadyFacts:
     with _connect() as conn:
-        row = conn.execute(console_sql.LAST_SUCCESS_AGE).fetchone()
-    return ReadyFacts(last_success_age=row[0] if row else None)
+        row = conn.execute(console_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": limit}).fetchone()
+    return ReadyFacts(last_success_age=row[0], stale_shards=tuple(row[1])) if row else ReadyFacts(None)
 
 
 def readiness() -> tuple[bool, dict]:
     limit = stale_after().total_seconds()
-    future = _executor().submit(_read_facts)
+    future = _executor().submit(_read_facts, limit)
     try:
         facts = future.result(timeout=READY_BUDGET_SECONDS)
     except concurrent.futures.TimeoutError:
@@ -75,9 +78,11 @@ def readiness() -> tuple[bool, dict]:
         return False, {"database": {"status": "fail", "error": type(exc).__name__},
                        "recovery": {"status": "unknown"}}
     age = facts.last_success_age
-    recovery = {"status": "ok" if age is not None and age <= limit else "fail",
+    fresh = age is not None and age <= limit and not facts.stale_shards
+    recovery = {"status": "ok" if fresh else "fail",
                 "last_success_age_seconds": None if age is None else round(age, 3),
-                "stale_after_seconds": limit}
+                "stale_after_seconds": limit,
+                **({"stale_shards": list(facts.stale_shards)} if facts.stale_shards else {})}
     checks = {"database": {"status": "ok"}, "recovery": recovery}
     return recovery["status"] == "ok", checks
 

@@ -13,10 +13,10 @@ from recovery.lease import connect_direct
 from recovery.models import RecoveryCycle
 
 
-def _cycle(age_seconds: float, outcome="SUCCEEDED") -> RecoveryCycle:
+def _cycle(age_seconds: float, outcome="SUCCEEDED", **shard) -> RecoveryCycle:
     finished = timezone.now() - timedelta(seconds=age_seconds)
     return RecoveryCycle.objects.create(started_at=finished - timedelta(milliseconds=40), finished_at=finished,
-                                        outcome=outcome, duration_ms=40)
+                                        outcome=outcome, duration_ms=40, **shard)
 
 
 def test_it_answers_live_without_touching_the_database(client):
@@ -51,6 +51,28 @@ def test_it_fails_recovery_once_the_last_success_is_older_than_the_stale_window(
         assert response.json()["status"] == "fail"
         assert response.json()["checks"]["recovery"]["status"] == "fail"
         assert response.json()["checks"]["database"]["status"] == "ok"
+
+
+def test_with_shards_it_fails_recovery_naming_a_shard_nobody_recovers(transactional_db, client, settings):
+    settings.RECOVERY_INTERVAL_SECONDS = 10
+    settings.RECOVERY_STALE_AFTER_INTERVALS = 3
+    _cycle(2, shard=0, shard_count=3)
+    _cycle(5, shard=2, shard_count=3)
+    _cycle(31, shard=1, shard_count=3)  # shard 1's newest success is outside the window
+    _cycle(1, shard=1, shard_count=3, outcome="FAILED")
+    response = client.get("/health/ready")
+    assert response.status_code == 503
+    assert response.json()["checks"]["recovery"]["status"] == "fail"
+    assert response.json()["checks"]["recovery"]["stale_shards"] == [1]
+    # The shards counted are those of the newest success's shard count: under two shards,
+    # shard 0 has no success yet (the three-shard cycles cover nothing there).
+    _cycle(1, shard=1, shard_count=2)
+    assert client.get("/health/ready").json()["checks"]["recovery"]["stale_shards"] == [0]
+    _cycle(0.5, shard=1, shard_count=3)
+    _cycle(0.4, shard=0, shard_count=3)
+    response = client.get("/health/ready")
+    assert response.status_code == 200, response.json()
+    assert "stale_shards" not in response.json()["checks"]["recovery"]
 
 
 def test_it_is_not_ready_before_any_cycle_succeeded(transactional_db, client):
@@ -104,7 +126,7 @@ def test_readiness_reads_only_the_newest_successful_cycle(transactional_db):
 
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        cursor.execute("EXPLAIN " + console_sql.LAST_SUCCESS_AGE)
+        cursor.execute("EXPLAIN " + console_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": 30})
         plan = "\n".join(r[0] for r in cursor.fetchall())
         cursor.execute("RESET enable_seqscan")
     assert "recovery_re_outcome_760dfc_idx" in plan
