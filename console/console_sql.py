@@ -332,12 +332,13 @@ SELECT set_config('tidy.owner_role', %(owner)s, false),
 # fixed number whatever the number of cargo spaces.
 #
 # The stalled flag is computed inline (an ACTIVE workflow whose current step's job, status 1-3,
-# has not changed for %(stalled_after_minutes)s minutes) so the map needs no other statement.
+# has not changed since %(stalled_before)s, the same cut-off and comparison as STALLED_WORKFLOWS)
+# so the map needs no other statement.
 
 # Every cargo space with its tray and the workflow that locks it, plus locks on codes that
 # bas_cargo_space does not list (never dropped: the map lists them as unknown spaces).
 # {spaces} and {locks} are the two tables whole (ALL_*) or only some codes (OF_CODES_*, with
-# %(codes)s; OF_PREFIXES_*, with %(likes)s). Parameter: %(stalled_after_minutes)s.
+# %(codes)s; OF_PREFIXES_*, with %(likes)s). Parameter: %(stalled_before)s.
 RACK_MAP_SPACES = """
 WITH stalled AS (
     SELECT w.workflow_id
@@ -354,7 +355,7 @@ WITH stalled AS (
       ON j.job_id = 'TDY-' || w.workflow_id || '-' || cur.step_id   -- mydo_job_pkey
     WHERE w.status = 'ACTIVE'                               -- tidy_workflow_active_idx
       AND j.status IN (1, 2, 3)
-      AND j.updated_at < now() - make_interval(mins => %(stalled_after_minutes)s)
+      AND j.updated_at <= %(stalled_before)s
 )
 SELECT coalesce(c.cargo_space_id, l.cargo_space_id) AS code,
        c.tray_code,

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
 from console import console_sql
+from console.floor import stalled_before
 
 # Filter values, in legend order. "active" includes the stalled ones (they are active too).
 STATES = {
@@ -284,7 +285,7 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     are dimmed when drawn); `only_aisles` reads just those aisles (the workflow page)."""
     pattern = settings.SPACE_CODE_PATTERN
     sql, params, index = _spaces_query(aisle=aisle, only_aisles=only_aisles, pattern=pattern)
-    params["stalled_after_minutes"] = settings.STALLED_AFTER_MINUTES
+    params["stalled_before"] = stalled_before()  # the floor pages' cut-off, to the instant
     rows = _fetch(sql, params)
     by_aisle: dict[str, list[tuple[Place, tuple]]] = {}
     per_css: dict[str, dict[str, int]] = {}
