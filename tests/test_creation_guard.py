@@ -171,3 +171,16 @@ def test_the_simulator_never_picks_a_held_tray(wms):
     created = sim.create_one()
     assert created is not None
     assert rows("SELECT tray_code FROM alg.tidy_step WHERE workflow_id = %s", [created.workflow_id]) == [(free,)]
+
+
+def test_the_tray_guard_reads_active_jobs_through_the_tray_index(wms):
+    """With sequential scans priced out the plan names the index: a WMS with many active jobs
+    answers the guard from mydo_job_tray_code_idx, not a scan of mydo_job."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            cursor.execute("EXPLAIN " + wms_sql.TRAY_HOLDERS, {"trays": ["T-1", "T-2"]})
+            plan = "\n".join(r[0] for r in cursor.fetchall())
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert "mydo_job_tray_code_idx" in plan, plan

@@ -86,6 +86,8 @@ CREATE TABLE IF NOT EXISTS mydo_job (
 );
 -- `job_id LIKE 'TDY-<workflowId>-%'` (active tidy jobs of a workflow) needs a pattern index.
 CREATE INDEX IF NOT EXISTS mydo_job_job_id_pattern_idx ON mydo_job (job_id text_pattern_ops);
+-- Tidy creation's tray guard (TRAY_HOLDERS) looks up every active job of a tray.
+CREATE INDEX IF NOT EXISTS mydo_job_tray_code_idx ON mydo_job (tray_code);
 
 CREATE TABLE IF NOT EXISTS mydo_job_finish (
     -- The archive may hold a job id more than once (legacy or hand-edited data); recovery
