@@ -11,7 +11,8 @@ markup.
 
 import html
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
@@ -19,7 +20,8 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
+from django.utils import translation
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
@@ -355,8 +357,40 @@ def workflow_href(workflow_id: int) -> str:
     return reverse("workflow-detail", args=[workflow_id])
 
 
+# Drawn aisles, by everything the drawing depends on (see render_aisle). A whole map draws 50
+# aisles of 400 spaces, and between two refreshes most aisles have not changed: their rows are
+# equal, so their SVG is too. Bounded: every aisle in each state filter and language fits.
+_DRAWN_LIMIT = 1024
+_drawn: OrderedDict[tuple, SafeString] = OrderedDict()
+_drawn_lock = threading.Lock()
+
+
 def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | None = None,
                  scale: float = 1.0, links: bool = True) -> SafeString:
+    """One aisle as an SVG string (see draw_aisle), from the drawn-aisle cache when the same rows
+    were drawn the same way before. The key holds the rows themselves (tuples of the space's
+    code, tray, holder, classes, holder status, known), the arrows, the options, the language,
+    the URL prefix of the links and the code pattern (which places each code), so a changed
+    space is a different key."""
+    key = (settings.SPACE_CODE_PATTERN, translation.get_language(), get_script_prefix(), aisle.name, state, scale,
+           links,
+           tuple(sorted(highlight.items())) if highlight else (),
+           tuple(map(itemgetter(1), aisle.spaces)), tuple(aisle.arrows))
+    with _drawn_lock:
+        svg = _drawn.get(key)
+        if svg is not None:
+            _drawn.move_to_end(key)
+            return svg
+    svg = draw_aisle(aisle, state=state, highlight=highlight, scale=scale, links=links)
+    with _drawn_lock:
+        _drawn[key] = svg
+        while len(_drawn) > _DRAWN_LIMIT:
+            _drawn.popitem(last=False)
+    return svg
+
+
+def draw_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | None = None,
+               scale: float = 1.0, links: bool = True) -> SafeString:
     """One aisle as an SVG string: levels as rows (highest on top), positions as columns.
 
     Spaces without tray or lock are a bare <rect> (their row's <title> names aisle and level);

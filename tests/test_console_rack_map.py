@@ -256,3 +256,23 @@ def test_20000_spaces_render_in_one_compact_page(supervisor_client, wms, django_
     assert sum(len(list(s.iter("a"))) for s in drawn.values()) == 2_000
     one = supervisor_client.get("/map/?aisle=A007").content.decode()
     assert len(svgs(one)) == 1 and len(one) < len(html) / 20
+
+
+def test_a_drawn_aisle_is_reused_only_while_its_spaces_are_unchanged(supervisor_client, floor):
+    from console import rack_map as rm
+
+    rm._drawn.clear()
+    first = supervisor_client.get("/map/?aisle=A01").content.decode()
+    assert len(rm._drawn) == 1
+    again = supervisor_client.get("/map/?aisle=A01").content.decode()
+    assert len(rm._drawn) == 1 and svgs(again)["A01"] is not None
+    assert re.search(r'<svg class="rk" .*?</svg>', first, re.S).group(0) == \
+        re.search(r'<svg class="rk" .*?</svg>', again, re.S).group(0)
+    # A tray arrives on the free space: a new drawing, with the tray.
+    _x("UPDATE bas_cargo_space SET tray_code = 'T-NEW' WHERE cargo_space_id = %(c)s", {"c": floor["free"]})
+    spaces = labelled_spaces(svgs(supervisor_client.get("/map/?aisle=A01").content.decode())["A01"])
+    assert spaces[floor["free"]]["class"] == "o" and "T-NEW" in spaces[floor["free"]]["label"]
+    assert len(rm._drawn) == 2
+    # The same rows in another language are drawn again, in that language.
+    zh = supervisor_client.get("/map/?aisle=A01", headers={"Accept-Language": "zh-Hans"}).content.decode()
+    assert len(rm._drawn) == 3 and "托盘 T-NEW" in zh
