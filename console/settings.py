@@ -211,6 +211,9 @@ USE_TZ = True
 USE_I18N = True
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", choices=[code for code, _ in LANGUAGES])
+# The language of what leaves the building: notification e-mails and the webhook's text fields
+# (README "Notifications"). Its codes, keys and ids are the same in every language.
+NOTIFY_LANGUAGE = env_choice("NOTIFY_LANGUAGE", LANGUAGE_CODE, choices=[code for code, _ in LANGUAGES])
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # --- application ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ workers never send the same row), sent, and its attempt recorded. A failure keep
 pending and moves `next_attempt_at` by an exponential backoff (NOTIFY_RETRY_BASE_SECONDS,
 doubling, at most NOTIFY_RETRY_MAX_SECONDS): nothing is dropped because a receiver was down.
 The webhook goes through recovery.wcs.http_request, which journals it in OutboundHttpRequest.
+E-mails and the webhook's subject are written in NOTIFY_LANGUAGE; the log line stays English.
 """
 
 import json
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from console.notifications import messages
 from console.notifications.models import NotificationDelivery, NotificationDeliveryAttempt
@@ -48,7 +49,8 @@ def backoff(attempts: int) -> timedelta:
 
 
 def _subject(delivery: NotificationDelivery) -> str:
-    subject = delivery.notification.subject
+    """The subject in the active language (made again from the notification's kept values)."""
+    subject = messages.notification_subject(delivery.notification)
     return messages.escalated_subject(subject) if delivery.kind == NotificationDelivery.Kind.ESCALATED else subject
 
 
@@ -58,11 +60,15 @@ def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
 
 
 def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
+    """The contract fields; only `subject` is text for people (in NOTIFY_LANGUAGE), the rest are
+    codes, ids and numbers, the same in every language."""
     n = delivery.notification
+    with translation.override(settings.NOTIFY_LANGUAGE):
+        subject = _subject(delivery)
     return {
         "event": n.event,
         "severity": delivery.severity,
-        "subject": _subject(delivery),
+        "subject": subject,
         "workflow_id": n.workflow_id,
         "reason": n.reason,
         "age_seconds": _age_seconds(delivery, now),
@@ -74,12 +80,14 @@ def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
 
 def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
     n = delivery.notification
-    body = messages.email_body(
-        subject=_subject(delivery), body=n.body, url=settings.CONSOLE_BASE_URL + n.url_path,
-        notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
-        escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
-        age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key)
-    message = EmailMessage(subject=_subject(delivery), body=body, from_email=settings.DEFAULT_FROM_EMAIL,
+    with translation.override(settings.NOTIFY_LANGUAGE):
+        subject = _subject(delivery)
+        body = messages.email_body(
+            subject=subject, body=messages.notification_explanation(n), url=settings.CONSOLE_BASE_URL + n.url_path,
+            notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
+            escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
+            age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key)
+    message = EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
                            to=list(delivery.recipients))
     message.extra_headers["X-Tidy-Dedup-Key"] = n.dedup_key
     message.extra_headers["X-Tidy-Severity"] = delivery.severity
@@ -103,8 +111,10 @@ def _send_webhook(delivery: NotificationDelivery, now: datetime) -> None:
 
 def _send_log(delivery: NotificationDelivery, now: datetime) -> None:
     n = delivery.notification
+    with translation.override("en"):  # logs stay English
+        subject = _subject(delivery)
     log.warning("NOTIFICATION [%s] %s: %s (%s) -- no channel configured, set NOTIFY_EMAIL_TO or NOTIFY_WEBHOOK_URL",
-                delivery.severity, n.event, _subject(delivery), settings.CONSOLE_BASE_URL + n.url_path,
+                delivery.severity, n.event, subject, settings.CONSOLE_BASE_URL + n.url_path,
                 extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id,
                        "dedup_key": n.dedup_key})
 

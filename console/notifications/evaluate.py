@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from console import console_sql, floor, selectors
 from console.models import CancelProposal
@@ -58,6 +58,7 @@ class Cause:
     reason: str = ""
     cause_since: datetime | None = None
     details: dict = field(default_factory=dict)
+    context: dict = field(default_factory=dict)  # the values its texts are made from (JSON)
 
     @property
     def severity(self) -> str:
@@ -74,8 +75,11 @@ class EvaluationReport:
 
 
 def _cause(event: str, key: str, context: dict, **kw) -> Cause:
-    return Cause(event=event, dedup_key=key, subject=messages.subject_for(event, context),
-                 body=messages.body_for(event, context), **kw)
+    # The stored subject and body are the English record (logs stay English); pages, e-mails and
+    # webhooks make them again in their reader's language from `context`.
+    with translation.override("en"):
+        return Cause(event=event, dedup_key=key, subject=messages.subject_for(event, context),
+                     body=messages.body_for(event, context), context=context, **kw)
 
 
 def paused_thresholds() -> dict[str, int]:
@@ -126,7 +130,7 @@ def _recovery_causes(now: datetime) -> list[Cause]:
     if last is not None and now - last <= health.stale_after:
         return []
     stale_after = int(health.stale_after.total_seconds())
-    ctx = {"seconds": stale_after, "stale_after": stale_after, "last_success_at": last}
+    ctx = {"seconds": stale_after, "stale_after": stale_after, "last_success_at": last.isoformat() if last else None}
     return [_cause(Event.RECOVERY_STALE, "recovery_stale", ctx, url_path=reverse("recovery-health"),
                    cause_since=last, details={"last_success_at": last.isoformat() if last else None})]
 
@@ -202,7 +206,8 @@ def _open(cause: Cause, now: datetime) -> Notification:
     notification = Notification.objects.create(
         event=cause.event, dedup_key=cause.dedup_key, severity=cause.severity, subject=cause.subject,
         body=cause.body, workflow_id=cause.workflow_id, reason=cause.reason, url_path=cause.url_path,
-        cause_since=cause.cause_since, details=cause.details, opened_at=now, last_seen_at=now)
+        cause_since=cause.cause_since, details={**cause.details, messages.CONTEXT_KEY: cause.context},
+        opened_at=now, last_seen_at=now)
     _queue_deliveries(notification, kind=NotificationDelivery.Kind.OPENED, now=now)
     return notification
 
@@ -231,7 +236,9 @@ def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
                 continue
             n.last_seen_at = now
             n.evaluations += 1
-            n.details = cause.details
+            # The texts' values stay those of the opening, like the stored subject.
+            kept = {k: v for k, v in n.details.items() if k == messages.CONTEXT_KEY}
+            n.details = {**cause.details, **kept}
             n.reason = cause.reason
             n.save(update_fields=["last_seen_at", "evaluations", "details", "reason"])
             report.updated.append(key)

@@ -1,6 +1,7 @@
 """Validated input of the notification pages: a bad value is a 400 naming the field."""
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.notifications.models import Event, Notification
 
@@ -8,8 +9,8 @@ MAX_THRESHOLD_MINUTES = 7 * 24 * 60
 
 
 class NotificationFilterForm(forms.Form):
-    state = forms.ChoiceField(required=False, choices=[("", "Any state"), *Notification.State.choices])
-    event = forms.ChoiceField(required=False, choices=[("", "Any event"), *Event.choices])
+    state = forms.ChoiceField(required=False, choices=[("", gettext_lazy("Any state")), *Notification.State.choices])
+    event = forms.ChoiceField(required=False, choices=[("", gettext_lazy("Any event")), *Event.choices])
 
 
 class MinutesField(forms.IntegerField):
@@ -29,7 +30,7 @@ class ThresholdsForm(forms.Form):
         for code in codes:
             self.fields[code] = MinutesField(
                 label=code, min_value=1, max_value=MAX_THRESHOLD_MINUTES, initial=initial_minutes.get(code),
-                help_text=f"minutes, 1 to {MAX_THRESHOLD_MINUTES}")
+                help_text=gettext("minutes, 1 to %(max)s") % {"max": MAX_THRESHOLD_MINUTES})
 
     def minutes(self) -> dict[str, int]:
         return {code: value for code, value in self.cleaned_data.items()}

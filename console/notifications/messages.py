@@ -1,4 +1,9 @@
-"""Subjects and bodies of notifications: plain English marked for translation."""
+"""Subjects and bodies of notifications: plain English marked for translation.
+
+A notification keeps the values its texts were made from (`CONTEXT_KEY` in its `details`), so
+each reader sees them in their own language and e-mails and webhooks go out in NOTIFY_LANGUAGE;
+the stored `subject` and `body` columns are the English record (and what the logs say).
+"""
 
 from django.utils.translation import gettext as _
 
@@ -32,12 +37,36 @@ EXPLANATIONS = {
 }
 
 
+CONTEXT_KEY = "message_context"
+
+
 def subject_for(event: str, context: dict) -> str:
     return str(SUBJECTS[event](context))[:300]
 
 
 def body_for(event: str, context: dict) -> str:
     return str(EXPLANATIONS[event](context))
+
+
+def _rendered(texts: dict, notification, stored: str) -> str:
+    """The text of a notification in the active language, made again from its event and the values
+    kept when it opened; a notification kept without them (or with values this version's texts
+    cannot use) shows its stored text."""
+    context = (notification.details or {}).get(CONTEXT_KEY) if isinstance(notification.details, dict) else None
+    if not isinstance(context, dict) or notification.event not in texts:
+        return stored
+    try:
+        return str(texts[notification.event](context))
+    except (KeyError, TypeError, ValueError):
+        return stored
+
+
+def notification_subject(notification) -> str:
+    return _rendered(SUBJECTS, notification, notification.subject)[:300]
+
+
+def notification_explanation(notification) -> str:
+    return _rendered(EXPLANATIONS, notification, notification.body)
 
 
 def escalated_subject(subject: str) -> str:

@@ -13,6 +13,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from console.notifications import messages
+
 
 class Event(models.TextChoices):
     PAUSED = "paused", _("Workflow paused")
@@ -69,6 +71,16 @@ class Notification(models.Model):
 
     def __str__(self):
         return f"{self.event} {self.dedup_key} ({self.state})"
+
+    @property
+    def display_subject(self) -> str:
+        """The subject in the active language (the stored `subject` is the English record)."""
+        return messages.notification_subject(self)
+
+    @property
+    def display_explanation(self) -> str:
+        """The explanation (body) in the active language."""
+        return messages.notification_explanation(self)
 
 
 class NotificationAcknowledgement(models.Model):

@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from console.notifications.models import Notification, NotificationAcknowledgement, NotificationThreshold
 
@@ -26,12 +27,13 @@ def notification_acknowledge(*, notification_id: int, user) -> Acknowledged:
     with transaction.atomic():
         n = Notification.objects.select_for_update().filter(pk=notification_id).first()
         if n is None:
-            raise NotificationError(f"Notification {notification_id} does not exist.")
+            raise NotificationError(_("Notification %(id)s does not exist.") % {"id": notification_id})
         existing = NotificationAcknowledgement.objects.filter(notification=n).select_related("user").first()
         if existing is not None:
             return Acknowledged(existing, created=False)
         if n.state != Notification.State.OPEN:
-            raise NotificationError(f"Notification {notification_id} is {n.state}; only open ones are acknowledged.")
+            raise NotificationError(_("Notification %(id)s is %(state)s; only open ones are acknowledged.")
+                                    % {"id": notification_id, "state": n.get_state_display()})
         try:
             with transaction.atomic():
                 ack = NotificationAcknowledgement.objects.create(notification=n, user=user,

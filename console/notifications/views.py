@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from console import roles
@@ -42,9 +43,9 @@ def notifications(request):
 @require_POST
 def acknowledge(request, pk: int):
     if not roles.can_view(request.user):
-        raise PermissionDenied("Your account has no console role.")
+        raise PermissionDenied(_("Your account has no console role."))
     if pk > MAX_ID:
-        raise Http404("No such notification.")
+        raise Http404(_("No such notification."))
     error = ""
     try:
         services.notification_acknowledge(notification_id=pk, user=request.user)
@@ -78,7 +79,7 @@ def thresholds(request):
     status, saved = 200, None
     if request.method == "POST":
         if not may_edit:
-            raise PermissionDenied("Only shift leads set the notification thresholds.")
+            raise PermissionDenied(_("Only shift leads set the notification thresholds."))
         form = ThresholdsForm(request.POST, codes=codes, initial_minutes=current)
         if form.is_valid():
             saved = services.thresholds_update(values=form.minutes(), user=request.user,
