@@ -133,8 +133,9 @@ def test_the_whole_console_speaks_chinese(browser, live_server, floor, artifacts
             _read(page, "repair-preview", viewport, artifacts, found, problems)
 
     # Signed out, the device keeps her language: the sign-in page speaks Chinese too.
-    page.locator("form.signout button[type=submit]").click()
-    page.goto(live_server.url + "/accounts/login/")
+    # Signing out lands on the sign-in page; wait for it rather than cut that navigation short.
+    with page.expect_navigation(url=re.compile(r"/accounts/login/$")):
+        page.locator("form.signout button[type=submit]").click()
     _read(page, "sign-in", viewport, artifacts, found, problems)
     context.close()
 
