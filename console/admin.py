@@ -9,7 +9,7 @@ from django_q.admin import ScheduleAdmin
 from django_q.models import Schedule
 
 from console.admin_base import ReadOnlyAdmin, ReadOnlyMixin
-from console.models import CancelProposal, RepairAudit, RepairBatch, RoleChangeAudit
+from console.models import CancelProposal, RepairAudit, RepairBatch, RoleChangeAudit, UserLanguage
 from console.notifications import admin as notifications_admin  # noqa: F401  (registers its models)
 from console.role_audit import admin_role_change
 
@@ -32,6 +32,12 @@ class CancelProposalAdmin(ReadOnlyAdmin):
 @admin.register(RepairBatch)
 class RepairBatchAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "created_by", "reason_code", "workflow_count", "finished_at")
+
+
+@admin.register(UserLanguage)
+class UserLanguageAdmin(ReadOnlyAdmin):
+    list_display = ("user", "language", "changed_at")
+    list_filter = ("language",)
 
 
 @admin.register(RoleChangeAudit)

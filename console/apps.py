@@ -14,9 +14,11 @@ class ConsoleConfig(AppConfig):
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)
-        # Signal receivers (role changes, the lockout log line) and the database-role checks.
+        # Signal receivers (role changes, the lockout log line, each person's language at sign-in)
+        # and the database-role checks.
         from console import (  # noqa: F401
             db_role_checks,
+            languages,
             role_audit,
             security,
             signals,  # noqa: F401  (logs each repair attempt)

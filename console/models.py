@@ -203,3 +203,17 @@ class RoleChangeAudit(models.Model):
 
     def __str__(self):
         return f"roles of {self.username}: {self.before} -> {self.after} by {self.changed_by or '(no user)'}"
+
+
+class UserLanguage(models.Model):
+    """The language a person chose in the language menu, kept per account so it follows them
+    to every device and every sign-in (console/languages.py applies it). No row: no choice,
+    and the browser's language decides."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="console_language")
+    language = models.CharField(max_length=16, help_text="a code of settings.LANGUAGES, e.g. en or zh-hans")
+    changed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.user} speaks {self.language}"

@@ -14,6 +14,7 @@ from pathlib import Path
 import polib
 import pytest
 from django.conf import settings
+from django.test import Client
 from django.urls import reverse
 
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
@@ -163,3 +164,119 @@ def test_a_bad_language_code_stops_the_program_naming_it():
                      WCS_CALLBACK_TOKEN="t" * 24, LANGUAGE_CODE="fr")
     assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr
     assert "LANGUAGE_CODE must be one of en, zh-hans, got 'fr'" in result.stderr
+
+
+# --- each person's choice, kept on their account -------------------------------------------------
+
+
+def _sign_in(client, username: str, **headers):
+    """Through the real sign-in form, so the sign-in signal and its handlers run as in production."""
+    response = client.post(reverse("login"), {"username": username, "password": "pw-" + "x" * 8}, headers=headers)
+    assert response.status_code == 302, response.content.decode()[:500]
+    return response
+
+
+def _page(client, accept_language: str) -> str:
+    return client.get(reverse("dashboard"), headers={"Accept-Language": accept_language}).content.decode()
+
+
+def test_a_choice_is_kept_on_the_account_and_follows_the_person_to_another_device(personas):  # noqa: F811
+    from django.test import Client
+
+    from console.languages import preferred_language
+    from console.models import UserLanguage
+
+    laptop, phone = Client(), Client()
+    _sign_in(laptop, "operator")
+    laptop.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    assert list(UserLanguage.objects.values_list("user__username", "language")) == [("operator", "zh-hans")]
+    assert preferred_language(personas["operator"]) == "zh-hans"
+    assert preferred_language(personas["supervisor"]) == settings.LANGUAGE_CODE == "en"
+
+    # Another device: no language cookie, a browser asking for English. The account decides.
+    _sign_in(phone, "operator", **{"Accept-Language": "en"})
+    response = phone.get(reverse("dashboard"), headers={"Accept-Language": "en"})
+    html = response.content.decode()
+    assert '<html lang="zh-hans">' in html and "总览" in html and response["Content-Language"] == "zh-hans"
+    # The device's cookie now follows the choice too.
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
+
+    # Changing it back on the phone is kept on the account as well.
+    phone.post(reverse("set_language"), {"language": "en", "next": "/"})
+    assert UserLanguage.objects.get(user=personas["operator"]).language == "en"
+    assert preferred_language(personas["operator"]) == "en"
+
+
+def test_at_sign_in_the_persons_choice_beats_what_the_shared_device_chose_before(personas):  # noqa: F811
+    from console.models import UserLanguage
+
+    UserLanguage.objects.create(user=personas["shiftlead"], language="zh-hans")
+    client = Client()
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})  # someone signed out chose English
+    assert client.cookies[settings.LANGUAGE_COOKIE_NAME].value == "en"
+    _sign_in(client, "shiftlead")
+    html = client.get(reverse("dashboard"), headers={"Accept-Language": "en"}).content.decode()
+    assert '<html lang="zh-hans">' in html and "班组长" in html  # the role, in the header, in Chinese
+    # A person without a stored choice on the same device keeps the device's choice.
+    client.post(reverse("logout"))
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    _sign_in(client, "supervisor")
+    assert '<html lang="en">' in _page(client, "zh-Hans")
+
+
+def test_without_a_stored_choice_the_browser_then_language_code_decide(personas, settings):  # noqa: F811
+    client = Client()
+    _sign_in(client, "supervisor")
+    assert '<html lang="zh-hans">' in _page(client, "zh-CN")
+    assert '<html lang="en">' in _page(client, "en-GB")
+    settings.LANGUAGE_CODE = "zh-hans"
+    assert '<html lang="zh-hans">' in _page(client, "fr")
+
+
+def test_a_session_from_before_stored_choices_reads_the_account_once(personas):  # noqa: F811
+    from console.languages import SESSION_LANGUAGE_READ_KEY
+    from console.models import UserLanguage
+
+    client = Client()
+    client.force_login(personas["supervisor"])
+    session = client.session
+    del session[SESSION_LANGUAGE_READ_KEY]
+    session.save()
+    UserLanguage.objects.create(user=personas["supervisor"], language="zh-hans")
+    client.cookies.pop(settings.LANGUAGE_COOKIE_NAME, None)
+    assert '<html lang="zh-hans">' in client.get(reverse("dashboard")).content.decode()
+    assert client.session[SESSION_LANGUAGE_READ_KEY] is True and client.session["_language"] == "zh-hans"
+
+
+@pytest.mark.parametrize("code", ["xx", "fr", "", "zh-hans\x00", "en" * 200])
+def test_a_language_the_console_does_not_speak_changes_nothing(supervisor_client, code):  # noqa: F811
+    from console.models import UserLanguage
+
+    response = supervisor_client.post(reverse("set_language"), {"language": code, "next": "/"})
+    assert response.status_code in (302, 400)
+    assert settings.LANGUAGE_COOKIE_NAME not in response.cookies
+    assert "_language" not in supervisor_client.session
+    assert not UserLanguage.objects.exists()
+    html = supervisor_client.get(reverse("dashboard")).content.decode()
+    assert '<html lang="en">' in html
+
+
+def test_a_signed_out_choice_is_not_stored_on_any_account(client, personas):  # noqa: F811
+    from console.models import UserLanguage
+
+    response = client.post(reverse("set_language"), {"language": "zh-hans", "next": "/accounts/login/"})
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
+    assert not UserLanguage.objects.exists()
+    assert "<h1>登录</h1>" in client.get(reverse("login")).content.decode()
+
+
+def test_the_stored_choice_is_shown_in_admin(client, personas):  # noqa: F811
+    from django.contrib.auth.models import User
+
+    from console.models import UserLanguage
+
+    UserLanguage.objects.create(user=personas["operator"], language="zh-hans")
+    User.objects.create_superuser("root", password="pw-" + "x" * 8)
+    client.force_login(User.objects.get(username="root"))
+    html = client.get(reverse("admin:console_userlanguage_changelist")).content.decode()
+    assert "operator" in html and "zh-hans" in html

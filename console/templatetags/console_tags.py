@@ -1,4 +1,8 @@
-"""Template helpers: local times with relative ages, reason-code links, list URLs."""
+"""Template helpers: local times with relative ages, reason-code links, list URLs.
+
+Ages, durations, dates and numbers are written in the request's language: units through
+ngettext with placeholders, month names and number formats through django.utils.formats.
+"""
 
 import html
 from datetime import datetime, timedelta
@@ -7,9 +11,10 @@ from urllib.parse import urlencode
 
 from django import template
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, formats, timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext, ngettext, pgettext, pgettext_lazy
 
 from console import roles
 from console.reason_codes import CORRECTION_LABELS, reason_code
@@ -17,23 +22,53 @@ from console.reason_codes import CORRECTION_LABELS, reason_code
 register = template.Library()
 
 
+@register.filter
+def number(value) -> str:
+    """An integer or decimal in the language's number format, grouped: '12,345' in English."""
+    if value is None or value == "":
+        return "—"
+    return formats.number_format(value, use_l10n=True, force_grouping=True)
+
+
 def format_duration(delta: timedelta | None) -> str:
-    """A short, human duration: '45 s', '12 min', '3 h 05 min', '2 d 4 h'."""
+    """A short, human duration: '45 s', '12 min', '3 h 05 min', '2 d 4 h' (in the language)."""
     if delta is None:
         return "—"
     seconds = int(delta.total_seconds())
     sign = "-" if seconds < 0 else ""
     seconds = abs(seconds)
     if seconds < 60:
-        return f"{sign}{seconds} s"
+        return sign + ngettext("%(seconds)s s", "%(seconds)s s", seconds) % {"seconds": seconds}
     minutes, _ = divmod(seconds, 60)
     if minutes < 60:
-        return f"{sign}{minutes} min"
+        return sign + ngettext("%(minutes)s min", "%(minutes)s min", minutes) % {"minutes": minutes}
     hours, minutes = divmod(minutes, 60)
     if hours < 24:
-        return f"{sign}{hours} h {minutes:02d} min"
+        # Minutes keep two digits beside hours: '3 h 05 min'.
+        return sign + ngettext("%(hours)s h %(minutes)s min", "%(hours)s h %(minutes)s min", hours) % {
+            "hours": hours, "minutes": f"{minutes:02d}"}
     days, hours = divmod(hours, 24)
-    return f"{sign}{days} d {hours} h"
+    return sign + ngettext("%(days)s d %(hours)s h", "%(days)s d %(hours)s h", days) % {
+        "days": number(days), "hours": hours}
+
+
+def format_ago(delta: timedelta | None) -> str:
+    """How long ago, in the language: '5 min ago'."""
+    return gettext("%(age)s ago") % {"age": format_duration(delta)}
+
+
+def format_ago_aside(delta: timedelta | None) -> str:
+    """How long ago, as an aside after a time: '(5 min ago)'."""
+    return gettext("(%(age)s ago)") % {"age": format_duration(delta)}
+
+
+def _short_date(local: datetime, today) -> str:
+    """The time alone for today, else the day and time with the language's month name."""
+    if local.date() == today:
+        return local.strftime("%H:%M:%S")
+    # Translators: a date format of django.utils.dateformat (d day, M month name, n month number,
+    # j day without zero, H:i time) for a time on another day than today: '01 Dec 03:04'.
+    return dateformat.format(local, pgettext("date format", "d M H:i"))
 
 
 @register.filter
@@ -56,14 +91,52 @@ def age(value: datetime | None) -> str:
 def when(value: datetime | None, style: str = "") -> str:
     """<time> with the warehouse-local date and time, and the age: '01 Dec 03:04 (5 min ago)'."""
     if value is None:
-        return mark_safe('<span class="muted">never</span>')
+        return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
     local = timezone.localtime(value)
     full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
-    short = local.strftime("%H:%M:%S") if local.date() == timezone.localdate() else local.strftime("%d %b %H:%M")
+    delta = timezone.now() - value
     if style == "age":
-        return format_html('<time datetime="{}" title="{}">{} ago</time>', value.isoformat(), full, age(value))
-    return format_html('<time datetime="{}" title="{}">{} <span class="ago">({} ago)</span></time>',
-                       value.isoformat(), full, short, age(value))
+        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), full, format_ago(delta))
+    return format_html('<time datetime="{}" title="{}">{} <span class="ago">{}</span></time>',
+                       value.isoformat(), full, _short_date(local, timezone.localdate()), format_ago_aside(delta))
+
+
+@register.filter
+def milliseconds(value) -> str:
+    """A duration in milliseconds, e.g. '1,250 ms'."""
+    if value is None or value == "":  # no cycle yet: the template gives an empty value
+        return "—"
+    return ngettext("%(ms)s ms", "%(ms)s ms", int(value)) % {"ms": number(value)}
+
+
+ORIGIN_LABELS = {"AUTOMATIC": pgettext_lazy("origin", "Automatic"), "MANUAL": pgettext_lazy("origin", "Manual")}
+
+
+@register.filter
+def origin_label(value) -> str:
+    """A workflow's origin as people read it: 'Automatic', 'Manual'."""
+    return str(ORIGIN_LABELS.get(value, (value or "").title()))
+
+
+@register.filter
+def yesno_text(value) -> str:
+    """Yes or no, in the language."""
+    return gettext("yes") if value else gettext("no")
+
+
+# The console's roles as people read them (console.roles names the groups in English).
+ROLE_LABELS = {
+    roles.SUPERVISOR: pgettext_lazy("role", "supervisor"),
+    roles.OPERATOR: pgettext_lazy("role", "operator"),
+    roles.SHIFT_LEAD: pgettext_lazy("role", "shift lead"),
+    "admin": pgettext_lazy("role", "admin"),
+}
+
+
+@register.filter
+def role_labels(names) -> str:
+    """Role names, comma-separated, in the language: 'operator, shift lead'."""
+    return gettext(", ").join(str(ROLE_LABELS.get(name, name)) for name in names)
 
 
 @cache
@@ -75,10 +148,10 @@ def _catalog_url() -> str:
 def reason_link(code: str | None):
     """A pause reason linked to its entry in the reason-code catalog."""
     if not code:
-        return mark_safe('<span class="muted">none</span>')
+        return format_html('<span class="muted">{}</span>', pgettext("reason", "none"))
     entry = reason_code(code)
     url = f"{_catalog_url()}#{code}"
-    title = entry.title if entry else "Not in the catalog"
+    title = entry.title if entry else gettext("Not in the catalog")
     return format_html('<a class="reason" href="{}" title="{}"><code>{}</code></a>', url, title, code)
 
 
@@ -133,9 +206,9 @@ def _when_fast(value: datetime, now: datetime, today) -> str:
     """`when` for many rows at once: the same markup, without per-call lookups."""
     local = timezone.localtime(value)
     full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
-    short = local.strftime("%H:%M:%S") if local.date() == today else local.strftime("%d %b %H:%M")
-    return (f'<time datetime="{value.isoformat()}" title="{full}">{short} '
-            f'<span class="ago">({format_duration(now - value)} ago)</span></time>')
+    ago = _e(format_ago_aside(now - value))
+    return (f'<time datetime="{value.isoformat()}" title="{full}">{_e(_short_date(local, today))} '
+            f'<span class="ago">{ago}</span></time>')
 
 
 @register.simple_tag
@@ -145,30 +218,39 @@ def paused_rows(rows):
     these 50 rows (bench/console.py). Every value is escaped with html.escape."""
     prefix, locks, catalog = _workflow_url_prefix(), _locks_url(), _catalog_url()
     now, today = timezone.now(), timezone.localdate()
+    # The labels a phone shows beside each cell (console.css), and the texts of the cells.
+    labels = {key: _e(text) for key, text in (
+        ("workflow", gettext("Workflow")), ("reason", gettext("Reason")), ("since", gettext("Paused since")),
+        ("origin", gettext("Origin")), ("step", gettext("Paused step")), ("locks", gettext("Locks kept")))}
+    step_text = gettext("step %(step)s: tray %(tray)s %(source)s → %(target)s")
+    all_done = _e(gettext("all steps completed"))
+    not_in_catalog = _e(gettext("Not in the catalog"))
+    no_reason = _e(pgettext("reason", "none"))
     out = []
     for row in rows:
         wid = int(row.workflow_id)
         if row.step_no:
-            step = (f"step {int(row.step_no)}: tray <code>{_e(row.tray_code)}</code> "
-                    f"<code>{_e(row.cargo_space_id)}</code> → <code>{_e(row.target_cargo_space_id)}</code>")
+            step = _e(step_text) % {"step": int(row.step_no), "tray": f"<code>{_e(row.tray_code)}</code>",
+                                    "source": f"<code>{_e(row.cargo_space_id)}</code>",
+                                    "target": f"<code>{_e(row.target_cargo_space_id)}</code>"}
         else:
-            step = '<span class="muted">all steps completed</span>'
+            step = f'<span class="muted">{all_done}</span>'
         kept = f'<a href="{locks}?q={wid}">{int(row.lock_count)}</a>' if row.lock_count else "0"
         if row.pause_reason:
             entry = reason_code(row.pause_reason)
             code = _e(row.pause_reason)
-            title = _e(entry.title) if entry else "Not in the catalog"
+            title = _e(entry.title) if entry else not_in_catalog
             reason = f'<a class="reason" href="{catalog}#{code}" title="{title}"><code>{code}</code></a>'
         else:
-            reason = '<span class="muted">none</span>'
+            reason = f'<span class="muted">{no_reason}</span>'
         out.append(
             f'<tr>\n'
-            f'  <td data-label="Workflow"><a class="wf" href="{prefix}{wid}/">#{wid}</a></td>\n'
-            f'  <td data-label="Reason">{reason}</td>\n'
-            f'  <td data-label="Paused since">{_when_fast(row.paused_since, now, today)}</td>\n'
-            f'  <td data-label="Origin">{_e((row.origin or "").title())}</td>\n'
-            f'  <td data-label="Paused step">{step}</td>\n'
-            f'  <td data-label="Locks kept" class="num">{kept}</td>\n'
+            f'  <td data-label="{labels["workflow"]}"><a class="wf" href="{prefix}{wid}/">#{wid}</a></td>\n'
+            f'  <td data-label="{labels["reason"]}">{reason}</td>\n'
+            f'  <td data-label="{labels["since"]}">{_when_fast(row.paused_since, now, today)}</td>\n'
+            f'  <td data-label="{labels["origin"]}">{_e(origin_label(row.origin))}</td>\n'
+            f'  <td data-label="{labels["step"]}">{step}</td>\n'
+            f'  <td data-label="{labels["locks"]}" class="num">{kept}</td>\n'
             f'</tr>\n'
         )
     return mark_safe("".join(out))  # noqa: S308 - every value above is escaped or an int
