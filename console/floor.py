@@ -12,10 +12,38 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import dateformat, timezone
+from django.utils.translation import gettext_lazy, pgettext
 
 from console import console_sql
 from console.selectors import PAGE_SIZE, Cursor, _fetch_dicts, keyset_window
+
+# --- labels a page shows for stored values (the values themselves stay as they are) ----------
+
+ORIGIN_LABELS = {"AUTOMATIC": gettext_lazy("Automatic"), "MANUAL": gettext_lazy("Manual")}
+# How a search matched (console_sql.SEARCH_WORKFLOWS names it in English).
+MATCHED_LABELS = {
+    "workflow id": gettext_lazy("workflow id"), "job id": gettext_lazy("job id"), "tray": gettext_lazy("tray"),
+    "source space": gettext_lazy("source space"), "target space": gettext_lazy("target space"),
+    "locked space": gettext_lazy("locked space"),
+}
+DECISION_SOURCE_LABELS = {"RECOVERY": gettext_lazy("recovery"), "CALLBACK": gettext_lazy("callback"),
+                          "REPAIR": gettext_lazy("repair")}
+REPAIR_OUTCOME_LABELS = {"APPLIED": gettext_lazy("applied"), "PROPOSED": gettext_lazy("proposed"),
+                         "REJECTED": gettext_lazy("rejected"), "REFUSED": gettext_lazy("refused")}
+
+
+def origin_label(origin: str) -> str:
+    """A workflow's origin for a page; an origin the console does not know is shown as before."""
+    return ORIGIN_LABELS.get(origin) or origin.title()
+
+
+def repair_outcome(outcome: str) -> tuple[str, str]:
+    """(label, code) of a RepairAudit outcome: "REFUSED:PRECONDITION" -> ("refused", "PRECONDITION")."""
+    head, _, code = outcome.partition(":")
+    label = REPAIR_OUTCOME_LABELS.get(head)
+    return (label, code) if label is not None else ("", outcome)
+
 
 # --- stalled ---------------------------------------------------------------------------------
 
@@ -154,6 +182,14 @@ class SearchHit:
     completed_at: datetime | None
     matched: tuple[str, ...]
 
+    @property
+    def matched_labels(self) -> list[str]:
+        return [MATCHED_LABELS.get(m, m) for m in self.matched]
+
+    @property
+    def origin_label(self) -> str:
+        return origin_label(self.origin)
+
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -203,7 +239,10 @@ class Shift:
 
     @property
     def label(self) -> str:
-        return f"{self.start:%a %d %b %Y, %H:%M} – {self.end:%H:%M}"
+        # A date format per language ("Mon 02 Mar 2026, 06:00" in English), names of days and
+        # months from Django's own catalogues.
+        start = dateformat.format(self.start, pgettext("shift label, Django date format", "D d M Y, H:i"))
+        return f"{start} – {self.end:%H:%M}"
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -251,6 +290,10 @@ class OpenPause:
     origin: str
     paused_since: datetime
 
+    @property
+    def origin_label(self) -> str:
+        return origin_label(self.origin)
+
 
 @dataclass
 class Handover:
@@ -291,6 +334,11 @@ def handover(*, shift: Shift) -> Handover:
                          .order_by("opened_at", "pk"))
     acknowledgements = list(NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
                             .select_related("notification").order_by("at", "pk"))
+    # What the page shows for stored values, in the reader's language.
+    for decision in paused:
+        decision.source_label = DECISION_SOURCE_LABELS.get(decision.source) or decision.source.lower()
+    for audit in repairs:
+        audit.outcome_label, audit.outcome_code = repair_outcome(audit.outcome)
     return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
                     stalled=stalled_workflows(now=now), proposals=proposals, notes=notes,
                     notifications=notifications, acknowledgements=acknowledgements)

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from console import floor
 from console.forms import _cursor
@@ -20,12 +22,12 @@ SEARCH_MAX_LENGTH = 100
 def no_control_characters(value: str, *, allow_newlines: bool = False) -> None:
     allowed = {"\n", "\r", "\t"} if allow_newlines else set()
     if any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
-        raise ValidationError("Control characters are not allowed.", code="control_characters")
+        raise ValidationError(gettext("Control characters are not allowed."), code="control_characters")
 
 
 class ActiveListForm(forms.Form):
-    stalled = forms.BooleanField(required=False, label="Stalled only")
-    origin = forms.CharField(required=False, max_length=40, strip=True, label="Origin")
+    stalled = forms.BooleanField(required=False, label=gettext_lazy("Stalled only"))
+    origin = forms.CharField(required=False, max_length=40, strip=True, label=gettext_lazy("Origin"))
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
 
@@ -43,9 +45,10 @@ class ActiveListForm(forms.Form):
 
 class SearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=SEARCH_MAX_LENGTH, strip=True,
-                        label="Workflow, job, tray or space",
+                        label=gettext_lazy("Workflow, job, tray or space"),
                         validators=[no_control_characters],
-                        help_text="Exact workflow id, job id (TDY-…), tray code or cargo space; scans welcome")
+                        help_text=gettext_lazy("Exact workflow id, job id (TDY-…), tray code or cargo space; "
+                                               "scans welcome"))
 
 
 SHIFT_PARAM = re.compile(r"(\d{4}-\d{2}-\d{2})@(\d{2}:\d{2})")
@@ -53,8 +56,10 @@ SHIFT_PARAM = re.compile(r"(\d{4}-\d{2}-\d{2})@(\d{2}:\d{2})")
 
 class HandoverForm(forms.Form):
     shift = forms.CharField(required=False, max_length=40, strip=True, validators=[no_control_characters],
-                            label="Shift", help_text="YYYY-MM-DD@HH:MM, a shift start in warehouse time")
-    format = forms.ChoiceField(required=False, choices=[("", "page"), ("html", "page"), ("csv", "CSV")])
+                            label=gettext_lazy("Shift"),
+                            help_text=gettext_lazy("YYYY-MM-DD@HH:MM, a shift start in warehouse time"))
+    format = forms.ChoiceField(required=False, choices=[("", gettext_lazy("page")), ("html", gettext_lazy("page")),
+                                                         ("csv", "CSV")])
 
     def clean_shift(self) -> floor.Shift | None:
         text = self.cleaned_data.get("shift")
@@ -67,21 +72,29 @@ class HandoverForm(forms.Form):
             day = datetime.strptime(match.group(1), "%Y-%m-%d").date()
             clock = datetime.strptime(match.group(2), "%H:%M").time()
         except ValueError:
-            raise ValidationError("Give a shift as YYYY-MM-DD@HH:MM, e.g. 2026-03-01@06:00.",
+            raise ValidationError(gettext("Give a shift as YYYY-MM-DD@HH:MM, e.g. 2026-03-01@06:00."),
                                   code="invalid") from None
         try:
             return floor.shift_starting(day, clock)
         except ValueError:
             starts = ", ".join(t.strftime("%H:%M") for t in floor.shift_starts())
-            raise ValidationError(f"{clock:%H:%M} is not a shift start (shifts start at {starts}).",
-                                  code="not_a_shift") from None
+            raise ValidationError(gettext("%(clock)s is not a shift start (shifts start at %(starts)s).")
+                                  % {"clock": f"{clock:%H:%M}", "starts": starts}, code="not_a_shift") from None
+
+
+def _note_help_text() -> str:
+    return gettext("What you saw or did; at most %(n)s characters. Notes cannot be edited or deleted.") % {
+        "n": WorkflowNote.TEXT_MAX_LENGTH}
+
+
+# Translated when a page shows it, not when the module loads.
+_note_help = lazy(_note_help_text, str)
 
 
 class NoteForm(forms.Form):
-    text = forms.CharField(max_length=WorkflowNote.TEXT_MAX_LENGTH, strip=True, label="Note",
+    text = forms.CharField(max_length=WorkflowNote.TEXT_MAX_LENGTH, strip=True, label=gettext_lazy("Note"),
                            widget=forms.Textarea(attrs={"rows": 3}),
-                           help_text=f"What you saw or did; at most {WorkflowNote.TEXT_MAX_LENGTH} characters. "
-                                     "Notes cannot be edited or deleted.")
+                           help_text=_note_help())
 
     def clean_text(self):
         text = self.cleaned_data["text"]
@@ -91,4 +104,10 @@ class NoteForm(forms.Form):
 
 def errors_text(form: forms.Form) -> str:
     """`field: message` for every error, for a 400 answer that names the field."""
-    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    return "; ".join(f"{name}: {message}" for name, message in field_errors(form))
+
+
+def field_errors(form: forms.Form) -> list[tuple[str, str]]:
+    """(field, message) for every field in error: a page shows the field's name as it is (a
+    parameter of the address, in any language) and the message in the reader's language."""
+    return [(name, " ".join(errors)) for name, errors in form.errors.items()]

@@ -7,10 +7,11 @@ from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from console import floor, notes, selectors
-from console.floor_forms import ActiveListForm, HandoverForm, NoteForm, SearchForm, errors_text
+from console.floor_forms import ActiveListForm, HandoverForm, NoteForm, SearchForm, errors_text, field_errors
 from console.views import console_page, render_page
 from recovery.models import TidyWorkflow
 
@@ -33,7 +34,7 @@ def search(request):
     form = SearchForm(request.GET)
     if not form.is_valid():
         return render(request, "console/search.html", {"form": form, "q": "", "result": None,
-                                                       "error": errors_text(form)}, status=400)
+                                                       "field_errors": field_errors(form)}, status=400)
     q = form.cleaned_data["q"]
     result = floor.search_workflows(q=q) if q else None
     if result is not None and result.single is not None:
@@ -47,8 +48,8 @@ def search(request):
 def handover(request):
     form = HandoverForm(request.GET)
     if not form.is_valid():
-        return render(request, "console/handover.html", {"form": form, "error": errors_text(form), "report": None},
-                      status=400)
+        return render(request, "console/handover.html", {"form": form, "field_errors": field_errors(form),
+                                                         "report": None}, status=400)
     shift = form.cleaned_data["shift"] or floor.shift_at(timezone.now())
     report = floor.handover(shift=shift)
     if form.cleaned_data.get("format") == "csv":
@@ -127,7 +128,7 @@ def notes_context(workflow_id: int, form: NoteForm | None = None) -> dict:
 @console_page
 def note_add(request, workflow_id: int):
     if not TidyWorkflow.objects.filter(pk=workflow_id).exists():
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(gettext("Workflow %(id)s does not exist.") % {"id": workflow_id})
     form = NoteForm(request.POST)
     if not form.is_valid():
         context = {**notes_context(workflow_id, form), "error": errors_text(form)}

@@ -6,11 +6,12 @@ Owned by the supervisor console; the repair flow's forms live in console/repair/
 """
 
 from django import forms
+from django.utils.translation import gettext_lazy
 
 from console.input_checks import SafeInputForm, keyset_position_problem
 from console.selectors import AGE_BUCKETS, SORTS, Cursor, LockCursor, PausedFilters
 
-BAD_POSITION = "That list position is not valid; showing the first page."
+BAD_POSITION = gettext_lazy("That list position is not valid; showing the first page.")
 
 
 def _cursor(text: str | None, cls):
@@ -27,13 +28,13 @@ class PausedListForm(SafeInputForm):
 
     # Reason and origin are free text: real WMS data may hold codes the console does not know,
     # and the facet counts list them too.
-    reason = forms.CharField(required=False, max_length=100, strip=True, label="Reason code")
-    origin = forms.CharField(required=False, max_length=40, strip=True, label="Origin")
-    age = forms.ChoiceField(required=False, label="Paused for",
-                            choices=[("", "Any time")] + [(k, label) for k, label, _, _ in AGE_BUCKETS])
-    q = forms.CharField(required=False, max_length=100, strip=True, label="Workflow, tray or space",
-                        help_text="Exact workflow id, tray code or cargo space")
-    sort = forms.ChoiceField(required=False, label="Sort by age", choices=list(SORTS.items()))
+    reason = forms.CharField(required=False, max_length=100, strip=True, label=gettext_lazy("Reason code"))
+    origin = forms.CharField(required=False, max_length=40, strip=True, label=gettext_lazy("Origin"))
+    age = forms.ChoiceField(required=False, label=gettext_lazy("Paused for"),
+                            choices=[("", gettext_lazy("Any time"))] + [(k, label) for k, label, _, _ in AGE_BUCKETS])
+    q = forms.CharField(required=False, max_length=100, strip=True, label=gettext_lazy("Workflow, tray or space"),
+                        help_text=gettext_lazy("Exact workflow id, tray code or cargo space"))
+    sort = forms.ChoiceField(required=False, label=gettext_lazy("Sort by age"), choices=list(SORTS.items()))
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
 
@@ -56,7 +57,7 @@ class PausedListForm(SafeInputForm):
 class LocksForm(SafeInputForm):
     extra_checks = {"after": keyset_position_problem}
 
-    q = forms.CharField(required=False, max_length=100, strip=True, label="Space or workflow id")
+    q = forms.CharField(required=False, max_length=100, strip=True, label=gettext_lazy("Space or workflow id"))
     after = forms.CharField(required=False, max_length=64)
 
     def clean_after(self):

@@ -12,6 +12,11 @@ the field, before anything reads the database. What is refused and why:
 - numbers outside PostgreSQL's bigint (or a caller's tighter range);
 - JSON bodies larger than `MAX_JSON_BODY_BYTES` (413) or nested deeper than `MAX_JSON_DEPTH`
   (Python's parser would recurse until RecursionError), and NaN/Infinity, which are not JSON.
+
+A refusal speaks two languages: `InputRefused.message` is English (the WCS API's JSON bodies and
+the logs, read by machines), `InputRefused.localized` is the same sentence in the reader's
+language (a console page); the form checks below answer in the reader's language. Field names
+stay as they are in every language.
 """
 
 import json
@@ -20,6 +25,7 @@ import unicodedata
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
 
 BIGINT_MAX = 2**63 - 1
 MAX_JSON_BODY_BYTES = 64 * 1024
@@ -32,44 +38,87 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _UNSAFE_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-class InputRefused(ValueError):
-    """A request part the console refuses; `field` names it (None: the request as a whole)."""
+class Sentence:
+    """An English sentence with values that a page can show in its reader's language.
 
-    def __init__(self, field: str | None, message: str, *, status: int = 400):
-        super().__init__(message)
+    `str()` is the English text: the WCS API's JSON error bodies and the logs keep it, whatever
+    language the request asked for (a machine reads them). `translated()` is the same sentence
+    in the active language, for a person reading a 4xx page. Values stay as they are (field
+    names, numbers, code points), except nested sentences, which are translated too.
+    """
+
+    def __init__(self, template: str, **values):
+        self.template = template  # marked with gettext_noop where it is written
+        self.values = values
+
+    def __str__(self) -> str:
+        return self.template % {k: str(v) for k, v in self.values.items()} if self.values else self.template
+
+    def translated(self) -> str:
+        values = {k: v.translated() if isinstance(v, Sentence) else v for k, v in self.values.items()}
+        text = gettext(self.template)
+        return text % values if values else text
+
+
+class InputRefused(ValueError):
+    """A request part the console refuses; `field` names it (None: the request as a whole).
+    `message` is English (JSON bodies, logs); `localized` is the same in the active language."""
+
+    def __init__(self, field: str | None, message: "str | Sentence", *, status: int = 400):
+        super().__init__(str(message))
         self.field = field
-        self.message = message
+        self.message = str(message)
+        self.sentence = message if isinstance(message, Sentence) else None
         self.status = status
+
+    @property
+    def localized(self) -> str:
+        return self.sentence.translated() if self.sentence is not None else self.message
+
+
+def character_sentence(ch: str) -> Sentence:
+    if "\ud800" <= ch <= "\udfff":
+        return Sentence(gettext_noop("a lone surrogate (U+%(code)s)"), code=f"{ord(ch):04X}")
+    if ch == "\x00":
+        return Sentence(gettext_noop("a NUL byte"))
+    name = unicodedata.name(ch, "")
+    return Sentence(gettext_noop("a control character (U+%(code)s)"), code=f"{ord(ch):04X}{' ' + name if name else ''}")
 
 
 def describe_character(ch: str) -> str:
-    if "\ud800" <= ch <= "\udfff":
-        return f"a lone surrogate (U+{ord(ch):04X})"
-    if ch == "\x00":
-        return "a NUL byte"
-    name = unicodedata.name(ch, "")
-    return f"a control character (U+{ord(ch):04X}{' ' + name if name else ''})"
+    return str(character_sentence(ch))
+
+
+def unsafe_character_sentence(text: str, *, multiline: bool = False) -> Sentence | None:
+    """The first character the console never accepts in `text`, described, or None."""
+    found = (_UNSAFE_MULTILINE if multiline else _UNSAFE).search(text)
+    return character_sentence(found.group()) if found else None
 
 
 def unsafe_character(text: str, *, multiline: bool = False) -> str | None:
-    """A description of the first character the console never accepts in `text`, or None."""
-    found = (_UNSAFE_MULTILINE if multiline else _UNSAFE).search(text)
-    return describe_character(found.group()) if found else None
+    """A description (English) of the first character the console never accepts in `text`, or None."""
+    found = unsafe_character_sentence(text, multiline=multiline)
+    return str(found) if found else None
 
 
 def safe_text(value: Any, *, field: str, max_length: int, multiline: bool = False, required: bool = True) -> str:
     """`value` as text without NUL bytes, surrogates or control characters, at most `max_length`
     characters and (when required) not blank; otherwise InputRefused naming `field`."""
-    if not isinstance(value, str):
-        raise InputRefused(field, f"field '{field}' must be a {'non-empty ' if required else ''}string")
-    if required and not value.strip():
-        raise InputRefused(field, f"field '{field}' must be a non-empty string")
+    if not isinstance(value, str) or required and not value.strip():
+        wanted = (gettext_noop("field '%(field)s' must be a non-empty string") if required
+                  else gettext_noop("field '%(field)s' must be a string"))
+        raise InputRefused(field, Sentence(wanted, field=field))
     if len(value) > max_length:
-        raise InputRefused(field, f"field '{field}' is longer than {max_length} characters")
-    bad = unsafe_character(value, multiline=multiline)
+        raise InputRefused(field, Sentence(gettext_noop("field '%(field)s' is longer than %(max_length)s characters"),
+                                           field=field, max_length=max_length))
+    bad = unsafe_character_sentence(value, multiline=multiline)
     if bad:
-        raise InputRefused(field, f"field '{field}' contains {bad}")
+        raise InputRefused(field, Sentence(gettext_noop("field '%(field)s' contains %(what)s"), field=field, what=bad))
     return value
+
+
+NOT_A_NUMBER = gettext_noop("field '%(field)s' must be a whole number written with the digits 0-9")
+OUT_OF_RANGE = gettext_noop("field '%(field)s' must be between %(minimum)s and %(maximum)s")
 
 
 def is_ascii_int(text: Any, *, minimum: int = 0, maximum: int = BIGINT_MAX) -> bool:
@@ -79,19 +128,19 @@ def is_ascii_int(text: Any, *, minimum: int = 0, maximum: int = BIGINT_MAX) -> b
 def ascii_int(text: Any, *, field: str, minimum: int = 0, maximum: int = BIGINT_MAX) -> int:
     """`text` as an integer written with ASCII digits only, within [minimum, maximum]."""
     if not isinstance(text, str) or not _ASCII_INT.fullmatch(text):
-        raise InputRefused(field, f"field '{field}' must be a whole number written with the digits 0-9")
+        raise InputRefused(field, Sentence(NOT_A_NUMBER, field=field))
     number = int(text)
     if not minimum <= number <= maximum:
-        raise InputRefused(field, f"field '{field}' must be between {minimum} and {maximum}")
+        raise InputRefused(field, Sentence(OUT_OF_RANGE, field=field, minimum=minimum, maximum=maximum))
     return number
 
 
 def int_in_range(value: Any, *, field: str, minimum: int = -BIGINT_MAX - 1, maximum: int = BIGINT_MAX) -> int:
     """A JSON integer (never a boolean or a float) within [minimum, maximum]."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputRefused(field, f"field '{field}' must be an integer")
+        raise InputRefused(field, Sentence(gettext_noop("field '%(field)s' must be an integer"), field=field))
     if not minimum <= value <= maximum:
-        raise InputRefused(field, f"field '{field}' must be between {minimum} and {maximum}")
+        raise InputRefused(field, Sentence(OUT_OF_RANGE, field=field, minimum=minimum, maximum=maximum))
     return value
 
 
@@ -180,10 +229,10 @@ def keyset_position_problem(raw: str) -> str | None:
     non-ASCII characters, or numbers beyond bigint. Other malformed positions are the page's
     business (it explains them and shows the first page)."""
     if not raw.isascii():
-        return "the list position contains characters other than the digits 0-9 and '-'"
+        return gettext("the list position contains characters other than the digits 0-9 and '-'")
     for part in raw.split("-"):
         if part.isdigit() and not is_ascii_int(part):
-            return "the list position holds a number out of range"
+            return gettext("the list position holds a number out of range")
     return None
 
 
@@ -206,17 +255,19 @@ class SafeInputForm(forms.Form):
     max_raw_length = 1000
 
     def _hostile_problem(self, name: str, raw: str) -> str | None:
+        # Made while the page's request is answered: in the reader's language.
         if len(raw) > self.max_raw_length:
-            return f"the value is longer than {self.max_raw_length} characters"
-        bad = unsafe_character(raw, multiline=name in self.multiline_fields)
+            return gettext("the value is longer than %(max_length)s characters") % {"max_length": self.max_raw_length}
+        bad = unsafe_character_sentence(raw, multiline=name in self.multiline_fields)
         if bad:
-            return f"the value contains {bad}"
+            return gettext("the value contains %(what)s") % {"what": bad.translated()}
         if name in self.integer_fields and raw != "":
             low, high = self.integer_fields[name]
-            try:
-                ascii_int(raw, field=name, minimum=low, maximum=high)
-            except InputRefused as exc:
-                return exc.message.replace(f"field '{name}' ", "the value ")
+            if not _ASCII_INT.fullmatch(raw):
+                return gettext("the value must be a whole number written with the digits 0-9")
+            if not low <= int(raw) <= high:
+                return gettext("the value must be between %(minimum)s and %(maximum)s") % {"minimum": low,
+                                                                                          "maximum": high}
         check = self.extra_checks.get(name)
         return check(raw) if check and raw != "" else None
 

@@ -6,10 +6,27 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from console import roles
 from console.models import RoleChangeAudit
 from console.views import console_page, render_page
+
+# The console's roles (group names) and where a role change came from, as a page shows them;
+# a group the console does not know keeps its name.
+ROLE_LABELS = {roles.SUPERVISOR: gettext_lazy("supervisor"), roles.OPERATOR: gettext_lazy("operator"),
+               roles.SHIFT_LEAD: gettext_lazy("shift lead")}
+VIA_LABELS = {"admin": gettext_lazy("admin"), "application": gettext_lazy("application")}
+
+
+def role_changes(limit: int = 200) -> list[RoleChangeAudit]:
+    """The latest role changes, newest first, each with `before_labels`, `after_labels` and `via_label`."""
+    rows = list(RoleChangeAudit.objects.order_by("-id")[:limit])
+    for row in rows:
+        row.before_labels = [ROLE_LABELS.get(g, g) for g in row.before]
+        row.after_labels = [ROLE_LABELS.get(g, g) for g in row.after]
+        row.via_label = VIA_LABELS.get(row.via, row.via)
+    return rows
 
 
 def current_lockouts() -> list[dict]:
@@ -30,11 +47,11 @@ def current_lockouts() -> list[dict]:
 @console_page
 def security_overview(request):
     if not roles.can_cancel(request.user):  # shift leads (and superusers)
-        raise PermissionDenied("The security page is for shift leads.")
+        raise PermissionDenied(gettext("The security page is for shift leads."))
     return render_page(request, "console/security.html", "security-live", {
         "lockouts": current_lockouts(),
         "recent_lockouts": AccessFailureLog.objects.filter(locked_out=True).order_by("-attempt_time")[:50],
-        "role_changes": RoleChangeAudit.objects.order_by("-id")[:200],
+        "role_changes": role_changes(),
         "failure_limit": settings.AXES_FAILURE_LIMIT,
         "cooloff": settings.AXES_COOLOFF_TIME,
     })
