@@ -19,6 +19,7 @@ import json
 import logging
 import re
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,7 +140,8 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     """Write the receipt and read the workflow's resulting state in one statement."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    _, rows = run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    ((_, rows),) = _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE,
+                                    {**params, "workflow_id": workflow_id})])
     log_callback_outcome(params)
     return _state_from_rows(workflow_id, rows)
 
@@ -150,7 +152,7 @@ def _record_prepared(*, endpoint: str, result: CallbackResult, payload: Any, sta
     took no transaction (a duplicate answered from one read)."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT, params)
+    _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
     log_callback_outcome(params)
 
 
@@ -213,7 +215,7 @@ _NEVER_AUTOMATICALLY = 2**31
 
 def _run_pipelined(statements: list[tuple[str, dict]]) -> list[tuple[list[str], list[tuple]]]:
     """Run prepared statements in order, in the current transaction, in one network round trip
-    (psycopg's pipeline mode; the transaction's BEGIN travels with them). PostgreSQL still runs
+    (psycopg's pipeline mode when there are several; the transaction's BEGIN travels with them). PostgreSQL still runs
     them one after the other, each with its own snapshot, so a read after the row lock sees what
     was committed before the lock was granted. Errors surface as Django DatabaseErrors."""
     connection.ensure_connection()
@@ -223,7 +225,7 @@ def _run_pipelined(statements: list[tuple[str, dict]]) -> list[tuple[list[str], 
     cursors = []
     with connection.wrap_database_errors:
         try:
-            with raw.pipeline():
+            with raw.pipeline() if len(statements) > 1 else nullcontext():
                 for sql, params in statements:
                     cursor = psycopg.Cursor(raw)
                     cursors.append(cursor)
@@ -370,8 +372,8 @@ def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int,
     (it changes nothing), read from one snapshot without a lock; None when that is not proven.
     The read is the callback's moment: a later pause or repair does not make it wrong, exactly as
     if the callback had taken the lock just before them."""
-    _, rows = run_prepared(wms_sql.FINISH_DUPLICATE_PROBE, {"workflow_id": workflow_id, "step_id": step_id,
-                                                            "job_id": request.job_id, "stage": request.stage})
+    ((_, rows),) = _run_pipelined([(wms_sql.FINISH_DUPLICATE_PROBE, {
+        "workflow_id": workflow_id, "step_id": step_id, "job_id": request.job_id, "stage": request.stage})])
     if not rows or rows[0][5] is None or rows[0][0] not in (TidyWorkflow.Status.ACTIVE,
                                                             TidyWorkflow.Status.COMPLETED):
         return None
