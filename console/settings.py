@@ -236,6 +236,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The WCS API (/api/wcs/) stops here: what follows serves people, not a machine client
+    # with a bearer token (docs/architecture.md §8).
+    "console.api.middleware.ApiShortPathMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -19,16 +19,23 @@ import json
 import logging
 import re
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from recovery import transaction as tx
 from recovery import wms_sql
 from recovery.decisions import Action, Rule, decide
-from recovery.evidence import ACTIVE_JOB_STATUSES, evidence_for_workflow_under_lock
+from recovery.evidence import (
+    ACTIVE_JOB_STATUSES,
+    TidyRecoveryEvidence,
+    evidence_for_workflow_under_lock,
+    evidence_from_row,
+)
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
 from recovery.oplog import log_callback_outcome
 from recovery.prepared import run_prepared
@@ -133,9 +140,20 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     """Write the receipt and read the workflow's resulting state in one statement."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    _, rows = run_prepared(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})
+    ((_, rows),) = _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE,
+                                    {**params, "workflow_id": workflow_id})])
     log_callback_outcome(params)
     return _state_from_rows(workflow_id, rows)
+
+
+def _record_prepared(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
+                     job_status: int | None = None, event_id: str | None = None) -> None:
+    """Write the receipt as one prepared statement, in autocommit: the answer of a callback that
+    took no transaction (a duplicate answered from one read)."""
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
+                             job_status=job_status, event_id=event_id)
+    _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
+    log_callback_outcome(params)
 
 
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
@@ -169,6 +187,9 @@ class CallbackTarget:
     step_status: str | None
     active_status: int | None
     finish_count: int
+    # The workflow's evidence, read in the same round trip as the lock when the callback asked
+    # for it (jobFinish); None: read it when needed.
+    evidence: TidyRecoveryEvidence | None = field(default=None, compare=False, repr=False)
 
     @property
     def job_exists(self) -> bool:
@@ -187,10 +208,75 @@ def _lock_timeout_ms() -> int:
     return settings.WCS_CALLBACK_LOCK_TIMEOUT_MS
 
 
+# psycopg prepares only on request (prepare=True) once the threshold is out of reach
+# (recovery.prepared does the same).
+_NEVER_AUTOMATICALLY = 2**31
+
+
+def _run_pipelined(statements: list[tuple[str, dict]]) -> list[tuple[list[str], list[tuple]]]:
+    """Run prepared statements in order, in the current transaction, in one network round trip
+    (psycopg's pipeline mode when there are several; the transaction's BEGIN travels with them). PostgreSQL still runs
+    them one after the other, each with its own snapshot, so a read after the row lock sees what
+    was committed before the lock was granted. Errors surface as Django DatabaseErrors."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _NEVER_AUTOMATICALLY
+    cursors = []
+    with connection.wrap_database_errors:
+        try:
+            with raw.pipeline() if len(statements) > 1 else nullcontext():
+                for sql, params in statements:
+                    cursor = psycopg.Cursor(raw)
+                    cursors.append(cursor)
+                    cursor.execute(sql, params, prepare=True)
+            return [(_column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()
+
+
+def _column_names(cursor: psycopg.Cursor) -> list[str]:
+    # Straight from the result: `cursor.description` builds a Column object per column on every
+    # access, which for the evidence row costs more than the rest of the callback's Python.
+    result = cursor.pgresult
+    return [result.fname(i).decode() for i in range(result.nfields)]
+
+
+def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: bool,
+                         with_evidence: bool) -> tuple[str | None, CallbackTarget | None]:
+    """Lock the workflow row first (skipping it when another holds it, or waiting at most the lock
+    timeout), then read what the job names and, when asked, the workflow's evidence: one round
+    trip. Returns (workflow status, target); (None, None) when the row is absent or skipped."""
+    statements = []
+    if wait:
+        statements.append((wms_sql.SET_LOCAL_LOCK_TIMEOUT, {"lock_timeout": f"{int(_lock_timeout_ms())}ms"}))
+    statements.append((wms_sql.LOCK_WORKFLOW_WAIT if wait else wms_sql.LOCK_WORKFLOW_SKIP_LOCKED,
+                       {"workflow_id": workflow_id}))
+    statements.append((wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
+    if with_evidence:
+        statements.append((wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}))
+    results = _run_pipelined(statements)[1 if wait else 0:]
+    locked = results[0][1]
+    if not locked:
+        return None, None
+    evidence = None
+    if with_evidence and results[2][1]:
+        columns, rows = results[2]
+        evidence = evidence_from_row(dict(zip(columns, rows[0], strict=True)))
+    return locked[0][1], CallbackTarget(*results[1][1][0], evidence=evidence)
+
+
 def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
-                     receipt_kw: dict) -> CallbackResult:
+                     receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False) -> CallbackResult:
     """The shared frame of both callbacks: parse the id, lock the workflow row first (with a
-    lock timeout), read what the job names, hand over to `under_lock`, record the receipt."""
+    lock timeout), read what the job names, hand over to `under_lock`, record the receipt.
+
+    `before_lock`, when given, may answer from one read without any lock or transaction (a
+    duplicate of a callback already applied: docs/architecture.md §8); it returns None for
+    everything it cannot prove, which then takes the locked path. The lock and the reads under it
+    travel in one round trip (`lock_and_read_target`); `evidence_with_lock` adds the workflow's
+    evidence to that trip for a callback that usually needs it."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -201,14 +287,19 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
         return result
     workflow_id, step_id = ids
     try:
+        if before_lock is not None:
+            result = before_lock(request, workflow_id=workflow_id, step_id=step_id)
+            if result is not None:
+                _record_prepared(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
+                return result
         with transaction.atomic():
             # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
             # as long as lock_timeout allows, so a callback never hangs forever.
-            status = tx.lock_workflow(workflow_id, skip_locked=True)
+            status, target = lock_and_read_target(workflow_id, step_id, job_id, wait=False,
+                                                  with_evidence=evidence_with_lock)
             if status is None:
-                tx.set_lock_timeout(_lock_timeout_ms())
-                status = tx.lock_workflow(workflow_id, skip_locked=False)
-            target = read_callback_target(workflow_id, step_id, job_id) if status is not None else None
+                status, target = lock_and_read_target(workflow_id, step_id, job_id, wait=True,
+                                                      with_evidence=evidence_with_lock)
             if status is None or target.step_id is None:
                 result = CallbackResult(404, Outcome.UNKNOWN_JOB,
                                         f"unknown job {job_id}: no such workflow step", job_id)
@@ -275,6 +366,24 @@ def finish_of_completed_step(request: JobFinishRequest, *, workflow_id: int, ste
                           inventory_moved=False, event_recorded=recorded)
 
 
+def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int,
+                                 step_id: int) -> CallbackResult | None:
+    """The answer `finish_of_completed_step` would give a duplicate whose stage is already recorded
+    (it changes nothing), read from one snapshot without a lock; None when that is not proven.
+    The read is the callback's moment: a later pause or repair does not make it wrong, exactly as
+    if the callback had taken the lock just before them."""
+    ((_, rows),) = _run_pipelined([(wms_sql.FINISH_DUPLICATE_PROBE, {
+        "workflow_id": workflow_id, "step_id": step_id, "job_id": request.job_id, "stage": request.stage})])
+    if not rows or rows[0][5] is None or rows[0][0] not in (TidyWorkflow.Status.ACTIVE,
+                                                            TidyWorkflow.Status.COMPLETED):
+        return None
+    result = _finish_answer(request, workflow_id, step_id, 200, Outcome.DUPLICATE,
+                            f"step {rows[0][5]} is already COMPLETED: nothing moved",
+                            inventory_moved=False, event_recorded=False)
+    result.state = _state_from_rows(workflow_id, [row[:5] for row in rows])
+    return result
+
+
 def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: int, status: str,
                       target: CallbackTarget) -> CallbackResult:
     """jobFinish under the workflow row lock: complete the move when the job is still active and
@@ -291,7 +400,7 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
     if status != TidyWorkflow.Status.ACTIVE:
         return answer(409, Outcome.REFUSED_CONFLICT,
                       f"workflow {workflow_id} is {status}; step {target.step_no} is {target.step_status}")
-    evidence = evidence_for_workflow_under_lock(workflow_id)
+    evidence = target.evidence or evidence_for_workflow_under_lock(workflow_id)
     if evidence.step is None or evidence.step.step_id != step_id:
         current = f"step {evidence.step.step_no}" if evidence.step else "none"
         return answer(409, Outcome.REFUSED_CONFLICT,
@@ -329,7 +438,8 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
 
 def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_FINISH, request=request,
-                            under_lock=finish_under_lock,
+                            under_lock=finish_under_lock, before_lock=finish_duplicate_before_lock,
+                            evidence_with_lock=True,
                             receipt_kw={"stage": request.stage, "event_id": request.event_id})
 
 

@@ -275,6 +275,34 @@ LEFT JOIN alg.tidy_step AS s
    AND s.workflow_id = %(workflow_id)s
 """
 
+# A jobFinish already applied, answered without a lock or a transaction (docs/architecture.md §8):
+# one snapshot of the workflow's state (the answer) and, once, whether this callback is a
+# duplicate: its step COMPLETED, its job known (archived or active), and its very (workflow, step,
+# job, stage) event recorded (tidy_callback_event's unique key). NULL: not provably a duplicate,
+# the callback takes the locked path. The workflow's status decides the rest (ACTIVE or COMPLETED).
+FINISH_DUPLICATE_PROBE = """
+SELECT w.status AS workflow_status,
+       w.pause_reason,
+       s.step_id,
+       s.step_no,
+       s.status AS step_status,
+       (SELECT t.step_no
+        FROM alg.tidy_step AS t
+        WHERE t.step_id = %(step_id)s
+          AND t.workflow_id = %(workflow_id)s
+          AND t.status = 'COMPLETED'
+          AND EXISTS (SELECT 1 FROM alg.tidy_callback_event AS e
+                      WHERE e.workflow_id = %(workflow_id)s AND e.step_id = %(step_id)s
+                        AND e.job_id = %(job_id)s AND e.stage = %(stage)s)
+          AND (EXISTS (SELECT 1 FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s)
+               OR EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.job_id = %(job_id)s))) AS duplicate_step_no
+FROM alg.tidy_workflow AS w
+LEFT JOIN alg.tidy_step AS s
+    ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+WHERE w.workflow_id = %(workflow_id)s
+ORDER BY s.step_no
+"""
+
 # Moves the stock, empties the source, fills the target, archives the job (docs/architecture.md §3). Raises
 # (no_data_found / check_violation) for an unknown job or one not in the pre-move state.
 COMPLETE_MOVE_JOB = """
