@@ -1,15 +1,17 @@
 """One recovery cycle: classify every active workflow with one query, then reconcile only the
 workflows whose decision changes state, each in its own short transaction (docs/architecture.md §6)."""
 
+import contextvars
 import logging
 import os
 import socket
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, connections
 from django.utils import timezone
 
 from recovery import wms_sql
@@ -80,6 +82,67 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Cl
     return Classification(examined, needing, beyond)
 
 
+# Decision transactions run on this many connections at once when a cycle has at least
+# APPLY_IN_PARALLEL_FROM of them. Each stays one short transaction of one workflow, under its row
+# lock taken with SKIP LOCKED (docs/architecture.md §6), so the workers never wait for each other;
+# what they overlap is each transaction's round trips and its commit's WAL flush, which several
+# committing sessions share. Fewer decisions than that are not worth opening connections for.
+APPLY_WORKERS = 4
+APPLY_IN_PARALLEL_FROM = 16
+
+
+def _reconcile(evidence, cycle_id: int):
+    """One workflow's decision transaction; its ReconcileResult, or None when it failed."""
+    try:
+        result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle_id, classified=evidence)
+    except Exception:
+        # Never evidence: the transaction rolled back and the workflow stays as it was.
+        log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle_id,
+                      evidence.workflow_id, extra={"workflow_id": evidence.workflow_id})
+        _reset_broken_connection()
+        return None
+    log_recovery_result(cycle_id=cycle_id, evidence=evidence, result=result)
+    return result
+
+
+def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tuple[list, int]:
+    """Reconcile `needing` oldest first, none started after `deadline`: (the results of those
+    started, how many were not started)."""
+    if workers <= 1 or len(needing) < APPLY_IN_PARALLEL_FROM:
+        results = []
+        for evidence in needing:
+            if time.monotonic() >= deadline:
+                break
+            results.append(_reconcile(evidence, cycle_id))
+        return results, len(needing) - len(results)
+
+    pending = iter(needing)
+    taking = threading.Lock()
+    results = []  # list.append is atomic; the order of results does not matter
+
+    def worker() -> None:
+        try:
+            while True:
+                with taking:
+                    if time.monotonic() >= deadline:
+                        return
+                    evidence = next(pending, None)
+                if evidence is None:
+                    return
+                results.append(_reconcile(evidence, cycle_id))
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    # Each thread runs in a copy of this context, so its log lines carry the cycle id too.
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(worker,), name=f"recovery-apply-{i}")
+               for i in range(min(workers, len(needing)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, len(needing) - len(results)
+
+
 def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None,
               shard: int | None = None, shard_count: int = 1, max_decisions: int | None = None,
               max_seconds: float | None = None) -> CycleReport:
@@ -112,21 +175,13 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     # classification that alone takes most of the budget (a very large or a starved shard) must
     # not leave no time to drain the backlog it found.
     deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2)
-    for position, evidence in enumerate(classified.needing):
-        if time.monotonic() >= deadline:
-            report.backlog += len(classified.needing) - position
-            break
-        try:
-            result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle.pk, classified=evidence)
-        except Exception:
-            # Never evidence: the transaction rolled back and the workflow stays as it was.
-            log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle.pk,
-                          evidence.workflow_id, extra={"workflow_id": evidence.workflow_id})
+    results, not_started = _apply(classified.needing, cycle_id=cycle.pk, deadline=deadline,
+                                  workers=getattr(settings, "RECOVERY_APPLY_WORKERS", APPLY_WORKERS))
+    report.backlog += not_started
+    for result in results:
+        if result is None:
             report.errors += 1
-            _reset_broken_connection()
-            continue
-        log_recovery_result(cycle_id=cycle.pk, evidence=evidence, result=result)
-        if result.outcome is Outcome.APPLIED:
+        elif result.outcome is Outcome.APPLIED:
             report.decisions[result.decision.action.value] += 1
             if result.decision.reason:
                 report.reasons[result.decision.reason.value] += 1

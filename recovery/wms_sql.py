@@ -16,22 +16,26 @@ def sql_file(name: str) -> str:
     return (SQL_DIR / name).read_text(encoding="utf-8")
 
 
+@cache
 def evidence_for_active_workflows(*, sharded: bool = False) -> str:
-    """Every ACTIVE workflow, oldest (lowest id) first; `sharded` adds the parameters %(shard)s
-    and %(shard_count)s: only the workflows with workflow_id % shard_count = shard."""
-    where = "WHERE w.status = 'ACTIVE'\n"
-    if sharded:
-        where += "  AND w.workflow_id %% %(shard_count)s = %(shard)s\n"
-    return sql_file("evidence.sql") + where + "ORDER BY w.workflow_id\n"
+    """Every ACTIVE workflow, oldest (lowest id) first, in the classification's set-based form
+    (evidence_active.sql: the same evidence as evidence.sql); `sharded` adds the parameters
+    %(shard)s and %(shard_count)s: only the workflows with workflow_id % shard_count = shard.
+    Unsharded, no condition at all: a modulo hides the active set's size from the planner."""
+    shard = "AND aw.workflow_id %% %(shard_count)s = %(shard)s" if sharded else ""
+    return sql_file("evidence_active.sql").replace("/* shard */", shard)
 
 
 # The classification reads every active workflow once, through a server-side cursor in its own
 # read transaction. JIT is off for it: compiling the projection's expressions costs more than
 # executing them (several hundred ms on a stock server's defaults for a query whose rows take
 # microseconds each). The cursor is read to the end, so it is planned for all rows, not the first.
+# Its joins hash whole tables of the active set (spaces, jobs, steps): enough work_mem keeps each
+# hash in one batch instead of spilling to disk (for this one read transaction only).
 CLASSIFICATION_SETTINGS = """
 SELECT set_config('jit', 'off', true),
-       set_config('cursor_tuple_fraction', '1.0', true)
+       set_config('cursor_tuple_fraction', '1.0', true),
+       set_config('work_mem', '32MB', true)
 """
 
 

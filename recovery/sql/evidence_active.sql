@@ -1,0 +1,115 @@
+-- name: tidy_recovery_evidence_active
+-- The classification's form of evidence.sql: the same columns with the same values for every
+-- ACTIVE workflow, oldest first (recovery.wms_sql puts the shard's condition in place of
+-- /* shard */, or nothing for the whole active set). evidence.sql answers one workflow (or a few) under the row lock with one
+-- nested loop of index probes per workflow; over the whole active set that costs ~10 probes and
+-- several sort and window nodes per row (docs/architecture.md §4). Here the per-workflow parts
+-- become joins and grouped subqueries the planner can run as merge or hash joins over the set,
+-- and what only a few workflows need is computed only for them:
+--   - the first incomplete step is DISTINCT ON (workflow_id) in (workflow_id, step_no) order;
+--   - step and lock counts are grouped once over the active set, not counted per workflow;
+--   - the finish archive is probed for its newest row, and its rows counted only when it has one
+--     (no window over every workflow);
+--   - stock_locations needs the DISTINCT sort only when a tray's stock is in more than one place
+--     (min = max otherwise: one location);
+--   - active TDY- jobs are counted only when every step is COMPLETED (the one rule needing them).
+-- tests/test_evidence_reads.py holds both forms to equal evidence for every decision case.
+WITH active AS NOT MATERIALIZED (
+    SELECT aw.workflow_id, aw.status, aw.origin
+    FROM alg.tidy_workflow AS aw
+    WHERE aw.status = 'ACTIVE'                           -- tidy_workflow_active_idx
+      /* shard */
+)
+SELECT
+    w.workflow_id,
+    w.status                         AS workflow_status,
+    w.origin,
+    coalesce(locks.lock_count, 0)    AS lock_count,
+    coalesce(steps.step_count, 0)    AS step_count,
+    coalesce(steps.completed_step_count, 0) AS completed_step_count,
+    CASE WHEN s.step_id IS NULL THEN (
+        SELECT count(*)
+        FROM mydo_job AS j
+        WHERE j.job_id ~>=~ ('TDY-' || w.workflow_id || '-')   -- mydo_job_job_id_pattern_idx
+          AND j.job_id ~<~ ('TDY-' || w.workflow_id || '.')
+    ) ELSE 0 END                     AS active_tidy_job_count,
+    s.step_id,
+    s.step_no,
+    s.status                         AS step_status,
+    s.tray_code,
+    s.cargo_space_id,
+    s.target_cargo_space_id,
+    aj.job_id                        AS active_job_id,
+    aj.in_or_out                     AS active_in_or_out,
+    aj.status                        AS active_status,
+    aj.tray_code                     AS active_tray_code,
+    aj.cargo_space_id                AS active_cargo_space_id,
+    aj.target_cargo_space_id         AS active_target_cargo_space_id,
+    fj.job_id                        AS finish_job_id,
+    fj.in_or_out                     AS finish_in_or_out,
+    fj.status                        AS finish_status,
+    fj.tray_code                     AS finish_tray_code,
+    fj.cargo_space_id                AS finish_cargo_space_id,
+    fj.target_cargo_space_id         AS finish_target_cargo_space_id,
+    CASE WHEN fj.job_id IS NULL THEN 0 ELSE (
+        SELECT count(*)
+        FROM mydo_job_finish AS f2
+        WHERE f2.job_id = fj.job_id                      -- mydo_job_finish_job_id_idx
+    ) END                            AS finish_count,
+    coalesce(st.stock_rows, 0)       AS stock_rows,
+    coalesce(st.stock_at_source, 0)  AS stock_at_source,
+    coalesce(st.stock_at_target, 0)  AS stock_at_target,
+    CASE WHEN coalesce(st.stock_rows, 0) = 0 THEN '{}'
+         WHEN st.first_location = st.last_location THEN ARRAY[st.first_location]
+         ELSE (
+             SELECT array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
+             FROM bas_stock AS b
+             WHERE b.tray_code = s.tray_code
+         ) END                       AS stock_locations,
+    src.cargo_space_id IS NOT NULL   AS source_exists,
+    src.tray_code                    AS source_tray_code,
+    tgt.cargo_space_id IS NOT NULL   AS target_exists,
+    tgt.tray_code                    AS target_tray_code
+FROM active AS w
+LEFT JOIN (
+    SELECT l.workflow_id, count(*) AS lock_count
+    FROM alg.tidy_space_lock AS l
+    JOIN active AS a ON a.workflow_id = l.workflow_id
+    GROUP BY l.workflow_id
+) AS locks ON locks.workflow_id = w.workflow_id
+LEFT JOIN (
+    SELECT sc.workflow_id,
+           count(*)                                        AS step_count,
+           count(*) FILTER (WHERE sc.status = 'COMPLETED') AS completed_step_count
+    FROM alg.tidy_step AS sc
+    JOIN active AS a ON a.workflow_id = sc.workflow_id
+    GROUP BY sc.workflow_id
+) AS steps ON steps.workflow_id = w.workflow_id
+LEFT JOIN (
+    SELECT DISTINCT ON (so.workflow_id) so.*
+    FROM alg.tidy_step AS so
+    JOIN active AS a ON a.workflow_id = so.workflow_id
+    WHERE so.status IS DISTINCT FROM 'COMPLETED'
+    ORDER BY so.workflow_id, so.step_no                  -- tidy_step_workflow_step_no_key
+) AS s ON s.workflow_id = w.workflow_id
+LEFT JOIN mydo_job AS aj
+    ON aj.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id
+LEFT JOIN LATERAL (
+    SELECT f.*
+    FROM mydo_job_finish AS f
+    WHERE f.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id   -- mydo_job_finish_job_id_idx
+    ORDER BY f.finished_at DESC, f.finish_id DESC
+    LIMIT 1
+) AS fj ON true
+LEFT JOIN LATERAL (
+    SELECT count(*)                                                      AS stock_rows,
+           count(*) FILTER (WHERE b.cargo_space_id = s.cargo_space_id)        AS stock_at_source,
+           count(*) FILTER (WHERE b.cargo_space_id = s.target_cargo_space_id) AS stock_at_target,
+           min(coalesce(b.cargo_space_id, '(none)'))                     AS first_location,
+           max(coalesce(b.cargo_space_id, '(none)'))                     AS last_location
+    FROM bas_stock AS b
+    WHERE b.tray_code = s.tray_code                      -- bas_stock_tray_code_idx
+) AS st ON s.step_id IS NOT NULL
+LEFT JOIN bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
+LEFT JOIN bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
+ORDER BY w.workflow_id
