@@ -52,6 +52,10 @@ RECOVERY_SHARDS = env_int("RECOVERY_SHARDS", 1, minimum=1, maximum=256)
 # cycle's backlog, so a restart with a large backlog drains in short cycles instead of one long one.
 RECOVERY_CYCLE_MAX_DECISIONS = env_int("RECOVERY_CYCLE_MAX_DECISIONS", 5000, minimum=1)
 RECOVERY_CYCLE_MAX_SECONDS = env_int("RECOVERY_CYCLE_MAX_SECONDS", 5, minimum=1, maximum=60)
+# Connections a cycle applies its decisions on at once (16 decisions or more; fewer go on the
+# cycle's own connection). Each is still one short transaction per workflow (docs/architecture.md
+# §7); count them in the database's connection budget: one runner per shard can hold this many.
+RECOVERY_APPLY_WORKERS = env_int("RECOVERY_APPLY_WORKERS", 4, minimum=1, maximum=16)
 
 # Development secrets exist only on the embedded database; DEBUG never picks a secret
 # (README, "Security").

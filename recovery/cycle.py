@@ -82,12 +82,11 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Cl
     return Classification(examined, needing, beyond)
 
 
-# Decision transactions run on this many connections at once when a cycle has at least
-# APPLY_IN_PARALLEL_FROM of them. Each stays one short transaction of one workflow, under its row
+# Decision transactions run on settings.RECOVERY_APPLY_WORKERS connections at once when a cycle
+# has at least APPLY_IN_PARALLEL_FROM of them. Each stays one short transaction of one workflow, under its row
 # lock taken with SKIP LOCKED (docs/architecture.md §6), so the workers never wait for each other;
 # what they overlap is each transaction's round trips and its commit's WAL flush, which several
 # committing sessions share. Fewer decisions than that are not worth opening connections for.
-APPLY_WORKERS = 4
 APPLY_IN_PARALLEL_FROM = 16
 
 
@@ -176,7 +175,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     # not leave no time to drain the backlog it found.
     deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2)
     results, not_started = _apply(classified.needing, cycle_id=cycle.pk, deadline=deadline,
-                                  workers=getattr(settings, "RECOVERY_APPLY_WORKERS", APPLY_WORKERS))
+                                  workers=settings.RECOVERY_APPLY_WORKERS)
     report.backlog += not_started
     for result in results:
         if result is None:

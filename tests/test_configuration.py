@@ -64,6 +64,8 @@ def _manage(*args, **env):
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_SHARDS": "0"}, "RECOVERY_SHARDS"),
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_CYCLE_MAX_SECONDS": "five"},
      "RECOVERY_CYCLE_MAX_SECONDS"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_APPLY_WORKERS": "0"},
+     "RECOVERY_APPLY_WORKERS"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
     result = _manage("check", SECRET_KEY="x", **env)
