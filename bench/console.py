@@ -2,17 +2,21 @@
 rack map with 20,000 cargo spaces.
 
 Builds its own embedded PostgreSQL in /tmp (never the development database), fills it with
-paused workflows whose evidence is real (every pause reason, journaled decisions, locks),
-then times the paused-list fragment, the paused-list page and the workflow page through the
-Django test client (the whole Django stack, no network). Prints p50/p95 per run and the
-median over the runs. Targets: p95 < 25 ms for the fragment, < 60 ms for the full page.
+paused workflows whose evidence is real (every pause reason, journaled decisions, locks).
+First it counts the queries of every console page with --small-workflows paused and again with
+--workflows paused, and flags a page whose count grows with the data (a query per row). Then
+it times the paused-list fragment, the paused-list page, the workflow page and its live
+fragment through the Django test client (the whole Django stack, no network). Prints p50/p95
+per run and the median over the runs. Targets: p95 <= 20 ms for the paused-list fragment and
+the workflow page, < 60 ms for the full paused list.
 
 Then it replaces the WMS rows with a rack of --spaces cargo spaces (50 aisles, codes matching
 SPACE_CODE_PATTERN; trays, paused, active and stalled locks) and times /map/ (the whole map) and
 /map/?aisle=... (one aisle), printing the page size. Targets: p95 <= 150 ms for the whole map,
 less for one aisle.
 
-    .venv/bin/python bench/console.py [--workflows 20000] [--runs 5] [--requests 200] [--spaces 20000]
+    .venv/bin/python bench/console.py [--workflows 20000] [--small-workflows 1000] [--runs 5] [--requests 200]
+                                      [--spaces 20000]
     .venv/bin/python bench/console.py --map-only       # just the rack map
 """
 
@@ -29,7 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TARGETS_MS = {"paused-list fragment": 25.0, "workflow page": 60.0, "paused-list page": 60.0}
+# p95 targets (issue 14: the fragment measured 31 ms before).
+TARGETS_MS = {"paused-list fragment": 20.0, "workflow page": 20.0, "workflow live fragment": 20.0,
+              "paused-list page": 60.0}
 MAP_TARGETS_MS = {"rack map, whole": 150.0, "rack map, one aisle": 50.0}
 
 
@@ -167,6 +173,11 @@ def build(n: int) -> None:
             RecoveryCycle.objects.create(started_at=_now(-10 * i), finished_at=_now(-10 * i + 1),
                                          outcome="SUCCEEDED", duration_ms=800 + i % 50, examined=0,
                                          paused_total=n)
+    # As autovacuum leaves the tables about a minute after such a bulk update (visibility map
+    # set, so the paused list's counts read the index only): without it, autovacuum would
+    # change the plans in the middle of the first timed run.
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE)")
     counts = {}
     for r in reasons:
         counts[r] = counts.get(r, 0) + 1
@@ -207,6 +218,8 @@ def time_requests(client, requests: list[tuple[str, dict]]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workflows", type=int, default=20_000)
+    parser.add_argument("--small-workflows", type=int, default=1_000,
+                        help="the smaller size the query counts are compared with")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--requests", type=int, default=200, help="requests per scenario per run")
     parser.add_argument("--spaces", type=int, default=20_000, help="cargo spaces on the rack map")
@@ -220,7 +233,11 @@ def main() -> None:
     print(f"database: embedded PostgreSQL in {db_dir}; load average {_load()} ({os.cpu_count()} CPUs)")
     try:
         if not args.map_only:
+            build(args.small_workflows)
+            small = count_queries(args.small_workflows)
             build(args.workflows)
+            large = count_queries(args.workflows)
+            report_query_counts(small, large, args.small_workflows, args.workflows)
             run(args)
         build_rack(args.spaces)
         run_map(args)
@@ -233,6 +250,62 @@ def main() -> None:
 
             connections.close_all()
             devdb.stop(settings.EMBEDDED_DB_DIR)
+
+
+# --- queries per page ----------------------------------------------------------------------------
+
+
+def count_queries(n: int) -> dict[str, int]:
+    """Queries each console page runs (the whole request: session and user included)."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from recovery.models import TidySpaceLock
+
+    client = Client()
+    client.force_login(User.objects.get(username="supervisor"))
+    htmx = {"HX-Request": "true"}
+    wid = n // 2
+    space = TidySpaceLock.objects.filter(workflow_id=wid).values_list("cargo_space_id", flat=True).first()
+    pages = {
+        "dashboard": ("/", {}),
+        "paused list": ("/paused/", {}),
+        "paused list fragment": ("/paused/", htmx),
+        "paused list, filtered": ("/paused/?reason=RECOVERY_JOB_MISSING&origin=MANUAL&age=gt24h", htmx),
+        "paused list, search": (f"/paused/?q=T{wid}-1", htmx),
+        "active list": ("/active/", {}),
+        "workflow page": (f"/workflows/{wid}/", {}),
+        "workflow live fragment": (f"/workflows/{wid}/", htmx),
+        "workflow history fragment": (f"/workflows/{wid}/", {**htmx, "HX-Target": "workflow-history"}),
+        "locks": ("/locks/", {}),
+        "search": (f"/search/?q={space}", {}),
+        "handover": ("/handover/", {}),
+        "rack map": ("/map/", {}),
+    }
+    counts = {}
+    for name, (path, headers) in pages.items():
+        client.get(path, headers=headers)  # warm-up: first-use caches do not count
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(path, headers=headers)
+        if response.status_code >= 400:
+            raise SystemExit(f"{path} answered {response.status_code}")
+        counts[name] = len(ctx.captured_queries)
+    return counts
+
+
+def report_query_counts(small: dict[str, int], large: dict[str, int], n_small: int, n_large: int) -> None:
+    print(f"\nqueries per page (whole request), {n_small:,} and {n_large:,} paused workflows:")
+    grows = []
+    for name in small:
+        flag = "GROWS WITH THE DATA" if large[name] != small[name] else "fixed"
+        if large[name] != small[name]:
+            grows.append(name)
+        print(f"  {name:<28} {small[name]:4d} {large[name]:6d}   {flag}")
+    print("  every page runs a fixed number of queries" if not grows
+          else f"  query count grows with the data on: {', '.join(grows)}")
+    print()
 
 
 def run(args) -> None:
@@ -263,6 +336,8 @@ def run(args) -> None:
             return [(variants[i % len(variants)], htmx) for i in range(args.requests)]
         if name == "paused-list page":
             return [(variants[i % len(variants)], {}) for i in range(args.requests)]
+        if name == "workflow live fragment":
+            return [(f"/workflows/{rng.randint(1, n)}/", htmx) for _ in range(args.requests)]
         return [(f"/workflows/{rng.randint(1, n)}/", {}) for _ in range(args.requests)]
 
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS_MS}
@@ -281,9 +356,9 @@ def run(args) -> None:
         p50 = statistics.median(r[0] for r in runs)
         p95 = statistics.median(r[1] for r in runs)
         target = TARGETS_MS[name]
-        verdict = "meets" if p95 < target else "MISSES"
-        ok &= p95 < target
-        print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 < {target:.0f} ms: {verdict}")
+        verdict = "meets" if p95 <= target else "MISSES"
+        ok &= p95 <= target
+        print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 <= {target:.0f} ms: {verdict}")
     print("\nper paused-list variant (fragment, one run of 20 each):")
     for path in variants:
         times = time_requests(client, [(path, htmx)] * 20)

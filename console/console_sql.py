@@ -72,15 +72,17 @@ ORDER BY w.updated_at {direction}, w.workflow_id {direction}
 LIMIT %(limit)s
 """
 
-# Counts per reason and origin, split by the list's age buckets (console.selectors.AGE_BUCKETS);
-# the bounds are timestamps computed by the caller, so rows are compared with constants.
+# Counts per reason and origin, with how many paused after each age-bucket bound
+# (console.selectors.AGE_BUCKETS); the caller takes the buckets as differences, so each row is
+# compared once per bound: this runs over every paused workflow on every refresh. The bounds are
+# timestamps computed by the caller, so rows are compared with constants.
 PAUSED_FACETS = """
 SELECT w.pause_reason,
        w.origin,
-       count(*) FILTER (WHERE w.updated_at > %(h1)s)                             AS "lt1h",
-       count(*) FILTER (WHERE w.updated_at <= %(h1)s AND w.updated_at > %(h8)s)  AS "1h-8h",
-       count(*) FILTER (WHERE w.updated_at <= %(h8)s AND w.updated_at > %(h24)s) AS "8h-24h",
-       count(*) FILTER (WHERE w.updated_at <= %(h24)s)                           AS "gt24h"
+       count(*)                                       AS n,
+       count(*) FILTER (WHERE w.updated_at > %(h1)s)  AS after_h1,
+       count(*) FILTER (WHERE w.updated_at > %(h8)s)  AS after_h8,
+       count(*) FILTER (WHERE w.updated_at > %(h24)s) AS after_h24
 FROM alg.tidy_workflow AS w
 WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_paused_idx (index-only)
 {where}
@@ -96,6 +98,24 @@ WHERE_BEFORE_CURSOR = "AND (w.updated_at, w.workflow_id) < (%(cursor_at)s, %(cur
 WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
      OR w.workflow_id IN (SELECT workflow_id FROM alg.tidy_space_lock WHERE cargo_space_id = %(q)s)
      OR w.workflow_id = %(q_id)s)"""
+
+
+# --- recovery health ------------------------------------------------------------------------
+# Every live page asks: the newest successful cycle (index (outcome, -finished_at)) and the
+# newest cycle of any outcome (recovery_cycle_started_idx), one row each, in one statement
+# (console.selectors.recovery_health reads them as RecoveryCycle rows, `kind` telling which).
+RECOVERY_HEALTH_CYCLES = """
+(SELECT c.*, 'success' AS kind
+ FROM recovery_recoverycycle AS c
+ WHERE c.outcome = 'SUCCEEDED'
+ ORDER BY c.finished_at DESC
+ LIMIT 1)
+UNION ALL
+(SELECT c.*, 'latest' AS kind
+ FROM recovery_recoverycycle AS c
+ ORDER BY c.started_at DESC
+ LIMIT 1)
+"""
 
 
 # System check (console/checks.py): is the repair audit migrated, and which of its own enabled

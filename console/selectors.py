@@ -4,10 +4,11 @@ dataclasses. Every list read runs a fixed number of queries whatever the row cou
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q, Sum, Value
+from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
@@ -82,12 +83,10 @@ class RecoveryHealth:
 
 
 def recovery_health() -> RecoveryHealth:
-    """The last successful cycle and the newest cycle, in one query (every live page asks)."""
-    # Index recovery_recoverycycle (outcome, -finished_at) for the first part.
-    success = (RecoveryCycle.objects.filter(outcome=RecoveryCycle.Outcome.SUCCEEDED)
-               .annotate(kind=Value("success")).order_by("-finished_at")[:1])
-    newest = RecoveryCycle.objects.annotate(kind=Value("latest")).order_by("-started_at")[:1]
-    found = {c.kind: c for c in success.union(newest, all=True)}
+    """The last successful cycle and the newest cycle, in one query (every live page asks).
+
+    Named SQL rather than an ORM union: the union's compilation cost more than the query."""
+    found = {c.kind: c for c in RecoveryCycle.objects.raw(console_sql.RECOVERY_HEALTH_CYCLES)}
     last_success = found.get("success")
     backlog, stale_shards = _shard_backlog(last_success)
     return RecoveryHealth(last_success=last_success, latest=found.get("latest"), stale_after=stale_after(),
@@ -298,6 +297,12 @@ def _search_params(q: str) -> dict:
     return {"q": q, "q_id": int(q) if is_ascii_int(q) else None}
 
 
+def _fetch_rows(sql: str, params: dict) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _fetch_dicts(sql: str, params: dict) -> list[dict]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -312,9 +317,13 @@ def _facet_groups(q: str, now: datetime) -> list[dict]:
     if q:
         where = console_sql.WHERE_SEARCH
         params.update(_search_params(q))
-    rows = _fetch_dicts(console_sql.PAUSED_FACETS.format(where=where), params)
-    return [{"reason": r["pause_reason"] or "", "origin": r["origin"], "age": key, "n": r[key]}
-            for r in rows for key, _, _, _ in AGE_BUCKETS if r[key]]
+    groups = []
+    for reason, origin, n, after_h1, after_h8, after_h24 in _fetch_rows(console_sql.PAUSED_FACETS.format(where=where),
+                                                                          params):
+        per_age = zip((key for key, _, _, _ in AGE_BUCKETS),
+                      (after_h1, after_h8 - after_h1, after_h24 - after_h8, n - after_h24), strict=True)
+        groups += [{"reason": reason or "", "origin": origin, "age": key, "n": k} for key, k in per_age if k]
+    return groups
 
 
 def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE) -> PausedPage:
@@ -535,11 +544,12 @@ class TimelineStep:
 
 @dataclass
 class WorkflowDetail:
+    """A workflow page. The live fragment (refreshed every few seconds) shows the status and the
+    evidence; the timeline, lock blockers, callbacks and receipts belong to the history fragment
+    and are read when a template first uses them, so the live refresh does not pay for them
+    (docs/architecture.md, "Console pages")."""
+
     workflow: TidyWorkflow
-    timeline: list[TimelineStep]
-    locks: list[LockRow]
-    events: list[TidyCallbackEvent]
-    receipts: list
     decisions: list[RecoveryDecision]
     pause_decision: RecoveryDecision | None
     evidence_now: TidyRecoveryEvidence | None
@@ -549,31 +559,48 @@ class WorkflowDetail:
     def paused(self) -> bool:
         return self.workflow.status == PAUSED
 
+    @cached_property
+    def _steps_and_events(self) -> tuple[list[TimelineStep], list[TidyCallbackEvent]]:
+        workflow_id = self.workflow.workflow_id
+        steps = list(TidyStep.objects.filter(workflow_id=workflow_id).order_by("step_no"))
+        job_ids = [s.job_id for s in steps]
+        active = {j.job_id: j for j in MydoJob.objects.filter(job_id__in=job_ids)}
+        finished = defaultdict(list)
+        for j in MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"):
+            finished[j.job_id].append(j)
+        events = list(TidyCallbackEvent.objects.filter(workflow_id=workflow_id).order_by("received_at", "event_id"))
+        by_step = defaultdict(list)
+        for e in events:
+            by_step[e.step_id].append(e)
+        first_incomplete = next((s.step_id for s in steps if s.status != TidyStep.Status.COMPLETED), None)
+        timeline = [TimelineStep(s, s.job_id, active.get(s.job_id), tuple(finished.get(s.job_id, ())),
+                                 tuple(by_step.get(s.step_id, ())), s.step_id == first_incomplete) for s in steps]
+        return timeline, events
+
+    @property
+    def timeline(self) -> list[TimelineStep]:
+        return self._steps_and_events[0]
+
+    @property
+    def events(self) -> list[TidyCallbackEvent]:
+        return self._steps_and_events[1]
+
+    @cached_property
+    def locks(self) -> list[LockRow]:
+        return _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=self.workflow.workflow_id)
+                               .order_by("cargo_space_id").values(*LOCK_FIELDS)))
+
+    @cached_property
+    def receipts(self) -> list[CallbackReceipt]:
+        """Every callback received, refused ones included: evidence a supervisor reads beside the steps."""
+        receipts = CallbackReceipt.objects.filter(workflow_id=self.workflow.workflow_id)
+        return list(receipts.order_by("-received_at")[:100])
+
 
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     workflow = TidyWorkflow.objects.filter(pk=workflow_id).first()
     if workflow is None:
         return None
-    steps = list(TidyStep.objects.filter(workflow_id=workflow_id).order_by("step_no"))
-    job_ids = [s.job_id for s in steps]
-    active = {j.job_id: j for j in MydoJob.objects.filter(job_id__in=job_ids)}
-    finished = defaultdict(list)
-    for j in MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"):
-        finished[j.job_id].append(j)
-    events = list(TidyCallbackEvent.objects.filter(workflow_id=workflow_id).order_by("received_at", "event_id"))
-    by_step = defaultdict(list)
-    for e in events:
-        by_step[e.step_id].append(e)
-    first_incomplete = next((s.step_id for s in steps if s.status != TidyStep.Status.COMPLETED), None)
-    timeline = [TimelineStep(s, s.job_id, active.get(s.job_id), tuple(finished.get(s.job_id, ())),
-                             tuple(by_step.get(s.step_id, ())), s.step_id == first_incomplete) for s in steps]
-
-    locks = _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=workflow_id)
-                            .order_by("cargo_space_id").values(*LOCK_FIELDS)))
-
-    # Every callback received, refused ones included: evidence a supervisor reads beside the steps.
-    receipts = list(CallbackReceipt.objects.filter(workflow_id=workflow_id).order_by("-received_at")[:100])
-
     decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
     evidence_then = None
@@ -583,8 +610,7 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
         except (KeyError, TypeError, ValueError):
             evidence_then = None  # journaled by an older format; the page says so
     return WorkflowDetail(
-        workflow=workflow, timeline=timeline, locks=locks, events=events, receipts=receipts,
-        decisions=decisions, pause_decision=pause_decision,
+        workflow=workflow, decisions=decisions, pause_decision=pause_decision,
         evidence_now=evidence_for_workflow(workflow_id), evidence_then=evidence_then,
     )
 

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render, resolve_url
+from django.utils.functional import SimpleLazyObject
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import floor, roles, selectors
@@ -102,7 +103,9 @@ def workflow_detail(request, workflow_id: int):
         "reason": reason,
         # The repair panel sits outside the refreshed fragments: built for the whole page only.
         "repair_panel": None if wants_fragment(request) else repair_panel(user=request.user, workflow_id=workflow_id),
-        "rack_minis": workflow_map(workflow_id=workflow_id, steps=[t.step for t in detail.timeline]),
+        # Read only where the history fragment shows it (the live refresh does not).
+        "rack_minis": SimpleLazyObject(lambda: workflow_map(workflow_id=workflow_id,
+                                                            steps=[t.step for t in detail.timeline])),
     })
 
 
