@@ -8,7 +8,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext, gettext_lazy
 
-from console.rack_map import STATES, RackMap, code_index, rack_map, render_aisle, render_table
+from console.rack_map import STATES, RackMap, code_index, collection_paused, rack_map, render_aisle, render_table
 from console.views import console_page, render_page
 
 VIEWS = {"map": gettext_lazy("Map"), "table": gettext_lazy("Table")}
@@ -23,6 +23,11 @@ class RackMapForm(forms.Form):
 
 @console_page
 def rack_map_page(request):
+    with collection_paused():  # reading, drawing and rendering 20,000 spaces (console/rack_map.py)
+        return _rack_map_page(request)
+
+
+def _rack_map_page(request):
     form = RackMapForm(request.GET)
     valid = form.is_valid()
     data = form.cleaned_data if valid else {}
@@ -33,12 +38,14 @@ def rack_map_page(request):
         valid = False
     if valid:
         rack = rack_map(aisle=aisle, state=state)
+        svgs = [(a, render_aisle(a, state=state)) for a in rack.aisles] if view == "map" else []
     else:  # nothing drawn: the form with its error, and the aisles to choose from
         rack = RackMap(aisles=[], aisle_names=names, unmatched=[], crossing=[], counts=Counter(), total=0)
+        svgs = []
     filters = {k: v for k, v in (("aisle", aisle), ("state", state)) if v}
     context = {
         "form": form, "rack": rack, "view": view, "states": STATES,
-        "svgs": [(a, render_aisle(a, state=state)) for a in rack.aisles] if view == "map" else [],
+        "svgs": svgs,
         "table_rows": render_table(rack) if view == "table" else "",
         "map_query": urlencode(filters), "table_query": urlencode({**filters, "view": "table"}),
         "errors": [(name, form.fields[name].label, message) for name, messages in form.errors.items()
