@@ -16,6 +16,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.urls import reverse
+from django.utils import translation
 from django.utils.html import escape
 
 from console.reason_codes import CATALOG, RULE_TEXTS
@@ -77,6 +78,14 @@ def job_of(built) -> str:
     return f"TDY-{built.workflow_id}-{built.step_ids[0]}"
 
 
+@pytest.fixture(autouse=True)
+def english_outside_requests():
+    """A request leaves its language active in the thread: start and end each test in English."""
+    translation.activate("en")
+    yield
+    translation.activate("en")
+
+
 # --- the runbook's texts -------------------------------------------------------------------
 
 def test_the_translatable_rule_texts_say_in_english_what_recovery_says():
@@ -85,8 +94,6 @@ def test_the_translatable_rule_texts_say_in_english_what_recovery_says():
 
 
 def test_every_runbook_text_has_a_chinese_translation():
-    from django.utils import translation
-
     with translation.override("zh-hans"):
         for entry in CATALOG.values():
             texts = [entry.title, entry.meaning, *entry.floor_checks,
@@ -165,8 +172,6 @@ def test_a_paused_workflow_of_every_kind_speaks_chinese(supervisor_client, wms, 
     assert_chinese(html, f"工作流 #{built.workflow_id}", "证据：预期与实际", "暂停时记录的证据", "决策日志",
                    "产生了这个决策", "保留的锁", "步骤", "备注")
     assert reason in html and "PAUSED_RECOVERY" in html
-    from django.utils import translation
-
     with translation.override("zh-hans"):
         assert str(CATALOG[reason].title) in html and escape(str(CATALOG[reason].meaning).split("。")[0]) in html
 
