@@ -12,7 +12,10 @@ evidence (what "re-check" would find), not the "leave paused workflows alone" ru
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from recovery.decisions import RULE_EXPLANATIONS, Decision, Rule, decide_as_if_active
+from django.utils.translation import gettext as _
+
+from console.reason_codes import rule_explanation
+from recovery.decisions import Decision, Rule, decide_as_if_active
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
 
 NONE = "—"
@@ -48,7 +51,7 @@ class CardField:
 
     @property
     def rule_explanation(self) -> str:
-        return RULE_EXPLANATIONS[self.rule] if self.rule else ""
+        return rule_explanation(self.rule) if self.rule else ""
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class EvidenceCard:
 
     @property
     def rule_explanation(self) -> str:
-        return RULE_EXPLANATIONS[self.decision.rule]
+        return rule_explanation(self.decision.rule)
 
     @property
     def reason(self) -> str | None:
@@ -131,13 +134,13 @@ def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: st
     wrong = set(ev.job_mismatches(job))
     expected = {
         "job_id": ev.expected_job_id,
-        "in_or_out": f"{TIDY_MOVE} (tidy move)",
+        "in_or_out": _("%(type)s (tidy move)") % {"type": TIDY_MOVE},
         "tray_code": step.tray_code,
         "cargo_space_id": step.cargo_space_id,
         "target_cargo_space_id": step.target_cargo_space_id,
     }
-    labels = {"job_id": "Job id", "in_or_out": "Type (in_or_out)", "tray_code": "Tray",
-              "cargo_space_id": "Source space", "target_cargo_space_id": "Target space"}
+    labels = {"job_id": _("Job id"), "in_or_out": _("Type (in_or_out)"), "tray_code": _("Tray"),
+              "cargo_space_id": _("Source space"), "target_cargo_space_id": _("Target space")}
     out = []
     for name, label in labels.items():
         bad = name in wrong
@@ -157,33 +160,41 @@ def _stock_and_space_fields(ev: TidyRecoveryEvidence, state: ExpectedState | Non
         return CardField(key, label, expected, observed, Check.OK if ok else Check.MISMATCH, None if ok else rule)
 
     n = ev.stock_rows
-    at_src_exp = {ExpectedState.PRE_MOVE: "all rows", ExpectedState.TERMINAL: "0"}.get(state, NONE)
-    at_tgt_exp = {ExpectedState.PRE_MOVE: "0", ExpectedState.TERMINAL: "all rows"}.get(state, NONE)
+    all_rows = _("all rows")
+    at_src_exp = {ExpectedState.PRE_MOVE: all_rows, ExpectedState.TERMINAL: "0"}.get(state, NONE)
+    at_tgt_exp = {ExpectedState.PRE_MOVE: "0", ExpectedState.TERMINAL: all_rows}.get(state, NONE)
     at_src_ok = ev.stock_at_source_only if state is ExpectedState.PRE_MOVE else ev.stock_at_source == 0
     at_tgt_ok = ev.stock_at_target_only if state is ExpectedState.TERMINAL else ev.stock_at_target == 0
+    def of(part: int) -> str:
+        return _("%(part)s of %(whole)s") % {"part": part, "whole": n}
+
     stock = [
-        field("stock.rows", "Stock rows of the tray", "at least 1", str(n), n > 0),
-        field("stock.at_source", f"Rows at source {step.cargo_space_id}", at_src_exp,
-              f"{ev.stock_at_source} of {n}", at_src_ok),
-        field("stock.at_target", f"Rows at target {step.target_cargo_space_id}", at_tgt_exp,
-              f"{ev.stock_at_target} of {n}", at_tgt_ok),
-        CardField("stock.locations", "Booked at", NONE, ", ".join(ev.stock_locations) or "no stock rows", Check.INFO),
+        field("stock.rows", _("Stock rows of the tray"), _("at least 1"), str(n), n > 0),
+        field("stock.at_source", _("Rows at source %(space)s") % {"space": step.cargo_space_id}, at_src_exp,
+              of(ev.stock_at_source), at_src_ok),
+        field("stock.at_target", _("Rows at target %(space)s") % {"space": step.target_cargo_space_id}, at_tgt_exp,
+              of(ev.stock_at_target), at_tgt_ok),
+        CardField("stock.locations", _("Booked at"), NONE, ", ".join(ev.stock_locations) or _("no stock rows"),
+                  Check.INFO),
     ]
+
+    empty = _("empty")
 
     def holds(exists: bool, tray: str | None) -> str:
         if not exists:
-            return "space not in bas_cargo_space"
-        return tray if tray else "empty"
+            return _("space not in bas_cargo_space")
+        return tray if tray else empty
 
     tray = step.tray_code
-    src_exp = {ExpectedState.PRE_MOVE: f"holds {tray}", ExpectedState.TERMINAL: "empty"}.get(state, NONE)
-    tgt_exp = {ExpectedState.PRE_MOVE: f"does not hold {tray}", ExpectedState.TERMINAL: f"holds {tray}"}.get(
-        state, NONE)
+    holds_tray = _("holds %(tray)s") % {"tray": tray}
+    src_exp = {ExpectedState.PRE_MOVE: holds_tray, ExpectedState.TERMINAL: empty}.get(state, NONE)
+    tgt_exp = {ExpectedState.PRE_MOVE: _("does not hold %(tray)s") % {"tray": tray},
+               ExpectedState.TERMINAL: holds_tray}.get(state, NONE)
     src_ok = ev.source_tray_code == tray if state is ExpectedState.PRE_MOVE else ev.source_tray_code is None
     tgt_ok = ev.target_tray_code != tray if state is ExpectedState.PRE_MOVE else ev.target_tray_code == tray
-    source = [field("source.tray", f"Source {step.cargo_space_id}", src_exp,
+    source = [field("source.tray", _("Source %(space)s") % {"space": step.cargo_space_id}, src_exp,
                     holds(ev.source_exists, ev.source_tray_code), src_ok)]
-    target = [field("target.tray", f"Target {step.target_cargo_space_id}", tgt_exp,
+    target = [field("target.tray", _("Target %(space)s") % {"space": step.target_cargo_space_id}, tgt_exp,
                     holds(ev.target_exists, ev.target_tray_code), tgt_ok)]
     return stock, source, target
 
@@ -198,64 +209,69 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
     sections: list[CardSection] = []
 
     if ev.step is None:
-        sections.append(CardSection("Workflow", "alg.tidy_workflow", (
-            CardField("workflow.steps", "Steps completed", f"{ev.step_count} of {ev.step_count}",
-                      f"{ev.completed_step_count} of {ev.step_count}", Check.INFO),
-            CardField("workflow.active_jobs", "Active TDY jobs of the workflow", "0", str(ev.active_tidy_job_count),
+        def of(part: int) -> str:
+            return _("%(part)s of %(whole)s") % {"part": part, "whole": ev.step_count}
+
+        sections.append(CardSection(_("Workflow"), "alg.tidy_workflow", (
+            CardField("workflow.steps", _("Steps completed"), of(ev.step_count), of(ev.completed_step_count),
+                      Check.INFO),
+            CardField("workflow.active_jobs", _("Active TDY jobs of the workflow"), "0", str(ev.active_tidy_job_count),
                       Check.OK if ev.active_tidy_job_count == 0 else Check.MISMATCH,
                       None if ev.active_tidy_job_count == 0 else Rule.COMPLETED_WITH_ACTIVE_JOB),
         )))
     else:
         step = ev.step
-        sections.append(CardSection(f"Step {step.step_no} (first incomplete)", "alg.tidy_step", (
-            CardField("step.status", "Step status", NONE, _text(step.status), Check.INFO),
-            CardField("step.tray", "Tray", NONE, step.tray_code, Check.INFO),
-            CardField("step.source", "Source space", NONE, step.cargo_space_id, Check.INFO),
-            CardField("step.target", "Target space", NONE, step.target_cargo_space_id, Check.INFO),
-            CardField("step.job_id", "Deterministic job id", NONE, ev.expected_job_id, Check.INFO),
+        sections.append(CardSection(_("Step %(step)s (first incomplete)") % {"step": step.step_no}, "alg.tidy_step", (
+            CardField("step.status", _("Step status"), NONE, _text(step.status), Check.INFO),
+            CardField("step.tray", _("Tray"), NONE, step.tray_code, Check.INFO),
+            CardField("step.source", _("Source space"), NONE, step.cargo_space_id, Check.INFO),
+            CardField("step.target", _("Target space"), NONE, step.target_cargo_space_id, Check.INFO),
+            CardField("step.job_id", _("Deterministic job id"), NONE, ev.expected_job_id, Check.INFO),
         )))
 
         active, finished = ev.active_job, ev.finish_job
         if active is not None and finished is not None:
-            presence_rule, expected_active, expected_finish = Rule.ACTIVE_AND_FINISHED, "only one of the two", \
-                "only one of the two"
+            presence_rule, expected_active, expected_finish = Rule.ACTIVE_AND_FINISHED, _("only one of the two"), \
+                _("only one of the two")
         elif active is None and finished is None:
-            presence_rule, expected_active, expected_finish = Rule.NO_JOB, "present (or archived)", \
-                "present (or active)"
+            presence_rule, expected_active, expected_finish = Rule.NO_JOB, _("present (or archived)"), \
+                _("present (or active)")
         else:
             presence_rule, expected_active, expected_finish = None, NONE, NONE
         presence_check = Check.MISMATCH if presence_rule else Check.INFO
 
-        active_fields = [CardField("active.present", "Row in mydo_job", expected_active,
-                                   "present" if active else "none", presence_check, presence_rule)]
+        present, absent = _("present"), _("none")
+        active_fields = [CardField("active.present", _("Row in mydo_job"), expected_active,
+                                   present if active else absent, presence_check, presence_rule)]
         if active is not None:
             active_fields += _job_fields(ev, active, prefix="active", mismatch_rule=Rule.ACTIVE_JOB_MISMATCH)
             status_ok = active.status in ACTIVE_JOB_STATUSES
             active_fields.append(CardField(
-                "active.status", "Status", "1, 2 or 3 (created, dispatched, executing)", _text(active.status),
+                "active.status", _("Status"), _("1, 2 or 3 (created, dispatched, executing)"), _text(active.status),
                 Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.ACTIVE_JOB_BAD_STATUS))
-        sections.append(CardSection("Active job", "mydo_job", tuple(active_fields)))
+        sections.append(CardSection(_("Active job"), "mydo_job", tuple(active_fields)))
 
-        finish_fields = [CardField("finish.present", "Row in mydo_job_finish", expected_finish,
-                                   "present" if finished else "none", presence_check, presence_rule)]
+        finish_fields = [CardField("finish.present", _("Row in mydo_job_finish"), expected_finish,
+                                   present if finished else absent, presence_check, presence_rule)]
         if finished is not None:
             finish_fields += _job_fields(ev, finished, prefix="finish", mismatch_rule=Rule.FINISH_JOB_MISMATCH)
             status_ok = finished.status == FINISHED_JOB_STATUS
             finish_fields.append(CardField(
-                "finish.status", "Status", f"{FINISHED_JOB_STATUS} (finished)", _text(finished.status),
+                "finish.status", _("Status"), _("%(status)s (finished)") % {"status": FINISHED_JOB_STATUS},
+                _text(finished.status),
                 Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.FINISH_JOB_NOT_TERMINAL))
             count_ok = ev.finish_job_count == 1
             finish_fields.append(CardField(
-                "finish.count", "Archive rows with this id", "1", str(ev.finish_job_count),
+                "finish.count", _("Archive rows with this id"), "1", str(ev.finish_job_count),
                 Check.OK if count_ok else Check.MISMATCH, None if count_ok else Rule.FINISH_JOB_DUPLICATED))
-        sections.append(CardSection("Finished job", "mydo_job_finish", tuple(finish_fields)))
+        sections.append(CardSection(_("Finished job"), "mydo_job_finish", tuple(finish_fields)))
 
         stock, source, target = _stock_and_space_fields(ev, state)
-        sections.append(CardSection("Stock", "bas_stock", tuple(stock)))
-        sections.append(CardSection("Spaces", "bas_cargo_space", tuple(source + target)))
+        sections.append(CardSection(_("Stock"), "bas_stock", tuple(stock)))
+        sections.append(CardSection(_("Spaces"), "bas_cargo_space", tuple(source + target)))
 
-    sections.append(CardSection("Locks", "alg.tidy_space_lock", (
-        CardField("locks.count", "Spaces locked by the workflow", NONE, str(ev.lock_count), Check.INFO),
+    sections.append(CardSection(_("Locks"), "alg.tidy_space_lock", (
+        CardField("locks.count", _("Spaces locked by the workflow"), NONE, str(ev.lock_count), Check.INFO),
     )))
 
     baseline_observed: dict[str, str] | None = None

@@ -10,6 +10,10 @@ action's preconditions on the current evidence (console.repair.rules) before it 
 from dataclasses import dataclass
 from enum import StrEnum
 
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
 from console.models import RepairAction
 from recovery.decisions import RULE_EXPLANATIONS, Reason, Rule
 
@@ -18,47 +22,78 @@ from recovery.decisions import RULE_EXPLANATIONS, Reason, Rule
 Correction = StrEnum("Correction", {a.correction.upper(): a.correction for a in RepairAction})
 
 
-CORRECTION_LABELS: dict[Correction, str] = {
-    Correction.RECHECK: "Re-check and resume",
-    Correction.REISSUE: "Re-issue job",
-    Correction.RECONCILE: "Reconcile to physical location",
-    Correction.CANCEL: "Cancel workflow and release locks",
+Text = str | Promise  # a translatable text: shown in the reader's language when rendered
+
+CORRECTION_LABELS: dict[Correction, Text] = {
+    Correction.RECHECK: _("Re-check and resume"),
+    Correction.REISSUE: _("Re-issue job"),
+    Correction.RECONCILE: _("Reconcile to physical location"),
+    Correction.CANCEL: _("Cancel workflow and release locks"),
 }
 
-CORRECTION_EFFECTS: dict[Correction, str] = {
-    Correction.RECHECK: "Re-evaluate the evidence now; resume only if the decision table no longer pauses.",
-    Correction.REISSUE: "Create the deterministic job TDY-<workflow>-<step> again (status 1); step DISPATCHED, "
-                        "workflow ACTIVE.",
-    Correction.RECONCILE: "Correct stock and space records to where the tray physically is (source or target), "
-                          "archive or re-issue the job accordingly, advance or resume the step.",
-    Correction.CANCEL: "Remaining steps and the workflow CANCELLED, locks released; jobs archived, never deleted. "
-                       "Proposed by one shift lead, applied when another approves.",
+CORRECTION_EFFECTS: dict[Correction, Text] = {
+    Correction.RECHECK: _("Re-evaluate the evidence now; resume only if the decision table no longer pauses."),
+    Correction.REISSUE: _("Create the deterministic job TDY-<workflow>-<step> again (status 1); step DISPATCHED, "
+                          "workflow ACTIVE."),
+    Correction.RECONCILE: _("Correct stock and space records to where the tray physically is (source or target), "
+                            "archive or re-issue the job accordingly, advance or resume the step."),
+    Correction.CANCEL: _("Remaining steps and the workflow CANCELLED, locks released; jobs archived, never deleted. "
+                         "Proposed by one shift lead, applied when another approves."),
 }
 
 # Which role may apply a correction (console.roles): shift leads cancel, operators the rest.
-CORRECTION_ROLE: dict[Correction, str] = {
-    Correction.RECHECK: "operator",
-    Correction.REISSUE: "operator",
-    Correction.RECONCILE: "operator",
-    Correction.CANCEL: "shift lead",
+CORRECTION_ROLE: dict[Correction, Text] = {
+    Correction.RECHECK: _("operator"),
+    Correction.REISSUE: _("operator"),
+    Correction.RECONCILE: _("operator"),
+    Correction.CANCEL: _("shift lead"),
 }
+
+
+# recovery.decisions.RULE_EXPLANATIONS in the reader's language. recovery never imports console
+# and keeps its texts English (its logs and the callbacks' answers use them); the runbook and the
+# evidence card show these. tests/test_languages_console_pages.py checks the English is the same.
+RULE_TEXTS: dict[Rule, Text] = {
+    Rule.NOT_ACTIVE: _("The workflow is not ACTIVE (already paused, completed or cancelled): recovery leaves it."),
+    Rule.ALL_STEPS_COMPLETED: _("Every step is COMPLETED and no TDY job of the workflow is active."),
+    Rule.COMPLETED_WITH_ACTIVE_JOB: _("Every step is COMPLETED, yet a TDY job of the workflow is still active."),
+    Rule.ACTIVE_AND_FINISHED: _("The step's job id is both active (mydo_job) and archived (mydo_job_finish)."),
+    Rule.ACTIVE_JOB_MISMATCH: _("The active job's type, tray, source or target differs from the step."),
+    Rule.ACTIVE_JOB_BAD_STATUS: _("The matching active job's status is not 1, 2 or 3."),
+    Rule.ACTIVE_JOB_PRE_MOVE: _("A matching active job (status 1-3) with stock, source and target in the pre-move "
+                                "state."),
+    Rule.ACTIVE_JOB_NOT_PRE_MOVE: _("A matching active job exists, but stock or spaces are not in the pre-move "
+                                    "state."),
+    Rule.FINISH_JOB_MISMATCH: _("The finished job's type, tray, source or target differs from the step."),
+    Rule.FINISH_JOB_DUPLICATED: _("The finish archive holds the step's job id more than once."),
+    Rule.FINISH_JOB_TERMINAL: _("No active job; a matching finish job (status 4) and stock and spaces are "
+                                "terminal."),
+    Rule.FINISH_JOB_NOT_TERMINAL: _("A matching finish job exists, but its status or stock and spaces are not "
+                                    "terminal."),
+    Rule.NO_JOB: _("Neither a matching active job nor a matching finish job exists."),
+}
+
+
+def rule_explanation(rule: Rule) -> Text:
+    """What a decision-table rule checks, in the reader's language."""
+    return RULE_TEXTS.get(rule) or RULE_EXPLANATIONS[rule]
 
 
 @dataclass(frozen=True)
 class AllowedCorrection:
     correction: Correction
-    why: str
+    why: Text
 
     @property
-    def label(self) -> str:
+    def label(self) -> Text:
         return CORRECTION_LABELS[self.correction]
 
     @property
-    def effect(self) -> str:
+    def effect(self) -> Text:
         return CORRECTION_EFFECTS[self.correction]
 
     @property
-    def role(self) -> str:
+    def role(self) -> Text:
         return CORRECTION_ROLE[self.correction]
 
 
@@ -67,10 +102,10 @@ class PauseReasonRunbook:
     """The runbook entry of one pause reason (recovery.decisions.Reason)."""
 
     code: Reason
-    title: str
-    meaning: str
+    title: Text
+    meaning: Text
     rules: tuple[Rule, ...]  # the decision-table rules that produce this reason
-    floor_checks: tuple[str, ...]
+    floor_checks: tuple[Text, ...]
     allowed: tuple[AllowedCorrection, ...]
     not_allowed: tuple[AllowedCorrection, ...] = ()  # corrections refused, with the reason why
 
@@ -79,118 +114,125 @@ class PauseReasonRunbook:
         return self.code.value
 
     @property
-    def rule_explanations(self) -> list[tuple[Rule, str]]:
-        return [(rule, RULE_EXPLANATIONS[rule]) for rule in self.rules]
+    def rule_explanations(self) -> list[tuple[Rule, Text]]:
+        return [(rule, rule_explanation(rule)) for rule in self.rules]
 
     @property
     def corrections(self) -> tuple[Correction, ...]:
         return tuple(a.correction for a in self.allowed)
 
 
-_RECHECK_WHY = ("Always offered: it only re-runs the decision table on the current evidence, so it can never "
-                "do more than recovery itself would.")
-_CANCEL_WHY = ("Always possible for an abandoned tidy; it releases the spaces, so it needs a shift lead and a "
-               "second shift lead's approval.")
+_RECHECK_WHY = _("Always offered: it only re-runs the decision table on the current evidence, so it can never "
+                 "do more than recovery itself would.")
+
+
+def _recheck_why(when: Text) -> Text:
+    return format_lazy("{} {}", _RECHECK_WHY, when)
+
+
+_CANCEL_WHY = _("Always possible for an abandoned tidy; it releases the spaces, so it needs a shift lead and a "
+                "second shift lead's approval.")
 
 CATALOG: dict[Reason, PauseReasonRunbook] = {
     Reason.JOB_MISSING: PauseReasonRunbook(
         code=Reason.JOB_MISSING,
-        title="Move job missing",
-        meaning=("The step's move job TDY-<workflow>-<step> is in neither mydo_job (active) nor mydo_job_finish "
-                 "(archive). The WMS has no record that the move was ever sent or finished, so recovery cannot "
-                 "tell whether the tray moved."),
+        title=_("Move job missing"),
+        meaning=_("The step's move job TDY-<workflow>-<step> is in neither mydo_job (active) nor mydo_job_finish "
+                  "(archive). The WMS has no record that the move was ever sent or finished, so recovery cannot "
+                  "tell whether the tray moved."),
         rules=(Rule.NO_JOB,),
         floor_checks=(
-            "Find the tray (its code is on the step) and note the space it physically stands in.",
-            "Compare with the step's source and target spaces.",
-            "Ask WCS / the vehicle operator whether a move for this tray is still running; wait until none is.",
+            _("Find the tray (its code is on the step) and note the space it physically stands in."),
+            _("Compare with the step's source and target spaces."),
+            _("Ask WCS / the vehicle operator whether a move for this tray is still running; wait until none is."),
         ),
         allowed=(
-            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the job row was restored in the WMS."),
+            AllowedCorrection(Correction.RECHECK, _recheck_why(_("Use it after the job row was restored in the WMS."))),
             AllowedCorrection(Correction.REISSUE,
-                              "The only reason whose preconditions can hold: no active and no finished job "
-                              "exists. Offered only while the pre-move state holds (stock and tray still at "
-                              "the source, target free), so the re-issued move starts from where it should."),
+                              _("The only reason whose preconditions can hold: no active and no finished job "
+                                "exists. Offered only while the pre-move state holds (stock and tray still at "
+                                "the source, target free), so the re-issued move starts from where it should.")),
             AllowedCorrection(Correction.RECONCILE,
-                              "When the tray is found at the target (it moved, but the job row was lost), the "
-                              "records are corrected to the target and the step advances; found at the source, "
-                              "the job is re-issued."),
+                              _("When the tray is found at the target (it moved, but the job row was lost), the "
+                                "records are corrected to the target and the step advances; found at the source, "
+                                "the job is re-issued.")),
             AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
         ),
     ),
     Reason.JOB_MISMATCH: PauseReasonRunbook(
         code=Reason.JOB_MISMATCH,
-        title="Move job does not match the step",
-        meaning=("A job with the step's id exists, but its type (in_or_out), tray, source or target differs "
-                 "from the step, or the same job id is both active and archived. The WMS holds two "
-                 "contradicting versions of the move."),
+        title=_("Move job does not match the step"),
+        meaning=_("A job with the step's id exists, but its type (in_or_out), tray, source or target differs "
+                  "from the step, or the same job id is both active and archived. The WMS holds two "
+                  "contradicting versions of the move."),
         rules=(Rule.ACTIVE_JOB_MISMATCH, Rule.FINISH_JOB_MISMATCH, Rule.ACTIVE_AND_FINISHED),
         floor_checks=(
-            "Read the highlighted fields: which tray and which spaces does the job name, and which does the step?",
-            "Find the step's tray and the job's tray on the floor; note where each physically is.",
-            "Check whether the job's source or target space holds an unexpected tray.",
+            _("Read the highlighted fields: which tray and which spaces does the job name, and which does the step?"),
+            _("Find the step's tray and the job's tray on the floor; note where each physically is."),
+            _("Check whether the job's source or target space holds an unexpected tray."),
         ),
         allowed=(
-            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the job row was corrected in the WMS."),
+            AllowedCorrection(Correction.RECHECK,
+                              _recheck_why(_("Use it after the job row was corrected in the WMS."))),
             AllowedCorrection(Correction.RECONCILE,
-                              "The operator states where the step's tray physically is; records are set to that "
-                              "location and the contradicting job is archived (kept, never deleted)."),
+                              _("The operator states where the step's tray physically is; records are set to that "
+                                "location and the contradicting job is archived (kept, never deleted).")),
             AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
         ),
         not_allowed=(
             AllowedCorrection(Correction.REISSUE,
-                              "A job with the deterministic id already exists (active or archived); re-issuing "
-                              "would create a second, competing move for the same step."),
+                              _("A job with the deterministic id already exists (active or archived); re-issuing "
+                                "would create a second, competing move for the same step.")),
         ),
     ),
     Reason.ACTIVE_EVIDENCE_INVALID: PauseReasonRunbook(
         code=Reason.ACTIVE_EVIDENCE_INVALID,
-        title="Active job, but inventory is not in the pre-move state",
-        meaning=("A matching active job exists, but the stock rows or the source/target spaces are not where a "
-                 "move that has not finished would leave them (stock at source, source holds the tray, target "
-                 "does not) - or the job's status is not 1, 2 or 3, or every step is complete while a tidy job "
-                 "is still active. Typically the tray moved but the job was never archived."),
+        title=_("Active job, but inventory is not in the pre-move state"),
+        meaning=_("A matching active job exists, but the stock rows or the source/target spaces are not where a "
+                  "move that has not finished would leave them (stock at source, source holds the tray, target "
+                  "does not) - or the job's status is not 1, 2 or 3, or every step is complete while a tidy job "
+                  "is still active. Typically the tray moved but the job was never archived."),
         rules=(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Rule.ACTIVE_JOB_BAD_STATUS, Rule.COMPLETED_WITH_ACTIVE_JOB),
         floor_checks=(
-            "Find the tray: is it at the step's source or at its target?",
-            "Check the job's status on the WCS screen: is the vehicle still executing it?",
-            "Compare the stock rows' spaces with where the tray physically is.",
+            _("Find the tray: is it at the step's source or at its target?"),
+            _("Check the job's status on the WCS screen: is the vehicle still executing it?"),
+            _("Compare the stock rows' spaces with where the tray physically is."),
         ),
         allowed=(
-            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it once the WCS finished the job normally."),
+            AllowedCorrection(Correction.RECHECK, _recheck_why(_("Use it once the WCS finished the job normally."))),
             AllowedCorrection(Correction.RECONCILE,
-                              "The operator states where the tray is; at the target the active job is archived "
-                              "and the step advances, at the source the records are reset to the pre-move state."),
+                              _("The operator states where the tray is; at the target the active job is archived "
+                                "and the step advances, at the source the records are reset to the pre-move state.")),
             AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
         ),
         not_allowed=(
             AllowedCorrection(Correction.REISSUE,
-                              "The job still exists in mydo_job; a second job with the same id cannot be created."),
+                              _("The job still exists in mydo_job; a second job with the same id cannot be created.")),
         ),
     ),
     Reason.FINISH_EVIDENCE_INVALID: PauseReasonRunbook(
         code=Reason.FINISH_EVIDENCE_INVALID,
-        title="Finished job, but inventory is not in the terminal state",
-        meaning=("A matching job is archived in mydo_job_finish, but its status is not 4, it is archived more "
-                 "than once, or the stock rows and spaces are not where a finished move leaves them (stock at "
-                 "target, source empty, target holds the tray). The WMS says the move finished; the inventory "
-                 "records disagree."),
+        title=_("Finished job, but inventory is not in the terminal state"),
+        meaning=_("A matching job is archived in mydo_job_finish, but its status is not 4, it is archived more "
+                  "than once, or the stock rows and spaces are not where a finished move leaves them (stock at "
+                  "target, source empty, target holds the tray). The WMS says the move finished; the inventory "
+                  "records disagree."),
         rules=(Rule.FINISH_JOB_NOT_TERMINAL, Rule.FINISH_JOB_DUPLICATED),
         floor_checks=(
-            "Find the tray: is it at the step's target (the move happened) or still at the source?",
-            "Check the stock rows: are some of the tray's SKUs booked at a third space?",
-            "Check the source space: does it hold another tray?",
+            _("Find the tray: is it at the step's target (the move happened) or still at the source?"),
+            _("Check the stock rows: are some of the tray's SKUs booked at a third space?"),
+            _("Check the source space: does it hold another tray?"),
         ),
         allowed=(
-            AllowedCorrection(Correction.RECHECK, _RECHECK_WHY + " Use it after the stock or space rows were fixed."),
+            AllowedCorrection(Correction.RECHECK, _recheck_why(_("Use it after the stock or space rows were fixed."))),
             AllowedCorrection(Correction.RECONCILE,
-                              "The operator states where the tray is; records are corrected to that location "
-                              "and the step advances (target) or is resumed (source) with an operator stage."),
+                              _("The operator states where the tray is; records are corrected to that location "
+                                "and the step advances (target) or is resumed (source) with an operator stage.")),
             AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
         ),
         not_allowed=(
             AllowedCorrection(Correction.REISSUE,
-                              "The job id is already archived; the deterministic id cannot be issued twice."),
+                              _("The job id is already archived; the deterministic id cannot be issued twice.")),
         ),
     ),
 }

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render, resolve_url
 from django.utils.functional import SimpleLazyObject
+from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import floor, roles, selectors
@@ -35,7 +36,7 @@ def console_page(view):
     @wraps(view)
     def wrapped(request, *args, **kwargs):
         if not roles.can_view(request.user):
-            raise PermissionDenied("Your account has no console role (supervisor, operator or shift lead).")
+            raise PermissionDenied(_("Your account has no console role (supervisor, operator or shift lead)."))
         return view(request, *args, **kwargs)
 
     protected = login_required(wrapped)
@@ -94,7 +95,7 @@ def paused_workflows(request):
 def workflow_detail(request, workflow_id: int):
     detail = selectors.workflow_detail(workflow_id=workflow_id)
     if detail is None:
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(_("Workflow %(id)s does not exist.") % {"id": workflow_id})
     card_now = build_evidence_card(detail.evidence_now, baseline=detail.evidence_then) if detail.evidence_now else None
     card_then = build_evidence_card(detail.evidence_then) if detail.evidence_then else None
     reason = CATALOG.get(detail.workflow.pause_reason) if detail.workflow.pause_reason else None
