@@ -12,6 +12,18 @@ def wms(transactional_db):
 
 
 @pytest.fixture(autouse=True)
+def default_language():
+    """Each test starts and ends in the default language. A request through the test client
+    activates its language in the test's thread and leaves it there (a server activates one per
+    request), so a Chinese page would otherwise make the next test's gettext answer in Chinese."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def audit_rows_flushable(request):
     """Fixtures give personas their roles, and every role change is an append-only audit row
     (migration console 0003), which refuses TRUNCATE while it holds rows. A transactional test's

@@ -78,14 +78,6 @@ def job_of(built) -> str:
     return f"TDY-{built.workflow_id}-{built.step_ids[0]}"
 
 
-@pytest.fixture(autouse=True)
-def english_outside_requests():
-    """A request leaves its language active in the thread: start and end each test in English."""
-    translation.activate("en")
-    yield
-    translation.activate("en")
-
-
 # --- the runbook's texts -------------------------------------------------------------------
 
 def test_the_translatable_rule_texts_say_in_english_what_recovery_says():
