@@ -175,6 +175,10 @@ def test_bad_input_speaks_chinese(repair_db, operator, client):
     html = chinese_but(post(client, apply_url(wid, "reissue"), hostile), hostile_words(hostile),
                        "没有记录任何内容", "字段 <code>reason_text</code>", "返回工作流", status=400)
     assert "field 'reason_text'" not in html
+    # A workflow that does not exist: the 404 page (not the repair flow's) names it in Chinese.
+    assert "工作流 999999 不存在。" in get(client, reverse("repair-workflow", args=[999999])).content.decode()
+    html = get(client, reverse("repair-form", args=[wid, "fix-it"])).content.decode()
+    assert "没有修复操作 &#x27;fix-it&#x27;。" in html
     bad = {"workflow": "x"}
     chinese_but(get(client, reverse("repair-audit"), bad), hostile_words(bad, form=AuditFilterForm), "修复审计",
                 "工作流", status=400)

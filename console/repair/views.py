@@ -26,7 +26,7 @@ from console import repair, roles
 from console.csv_safe import safe_row
 from console.input_checks import HOSTILE, InputRefused, ascii_int, is_ascii_int, safe_text
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
-from console.repair import codes, selectors
+from console.repair import codes, selectors, texts
 from console.repair.batch import check_batch_permission
 from console.repair.evidence_diff import evidence_rows
 from console.repair.forms import (
@@ -67,7 +67,7 @@ def post_only(view):
 
 def _action(slug: str) -> str:
     if slug not in ACTIONS_BY_SLUG:
-        raise Http404(f"No repair action {slug!r}.")
+        raise Http404(_("No repair action %(slug)s.") % {"slug": repr(slug)})
     return ACTIONS_BY_SLUG[slug]
 
 
@@ -155,7 +155,7 @@ def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | 
 def workflow_repair(request, workflow_id: int):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(_(texts.NOT_FOUND) % {"workflow_id": workflow_id})
     return render(request, "repair/workflow.html", {
         "workflow_id": workflow_id, "ctx": ctx, "evidence": ctx.evidence,
         "panel": selectors.repair_panel(user=request.user, workflow_id=workflow_id)})
@@ -169,7 +169,7 @@ def action_form(request, workflow_id: int, slug: str):
         raise PermissionDenied("Your role may not take this action.")
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(_(texts.NOT_FOUND) % {"workflow_id": workflow_id})
     form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id),
                       floor_confirmation=_floor_confirmation(ctx, action))
     return _form_page(request, workflow_id, action, form)
