@@ -9,8 +9,10 @@ from functools import partial
 
 from console.models import RepairAction, RepairAudit, RepairBatch
 from console.repair import frame
+from console.repair import texts as t
 from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, floor_space, permitted
 from console.repair.selectors import pending_proposal
+from console.repair.texts import english
 from recovery.transaction import StaleWrite
 from recovery.transaction import repair as m
 
@@ -31,8 +33,7 @@ def warnings_for(ctx: m.RepairContext, action: str) -> list[str]:
     live = [j for j in ctx.active_jobs if j.status in (2, 3)]
     if not live:
         return []
-    return ["Active job(s) " + ", ".join(j.job_id for j in live) + " are dispatched or executing: "
-            "make sure the WCS has stopped them before approving."]
+    return [english(t.MOVING_WARNING, jobs=", ".join(j.job_id for j in live))]
 
 
 def mutation_for(action: str, *, floor_space: str | None = None):
@@ -48,7 +49,7 @@ def dry_run(ctx: m.RepairContext, action: str, payload: dict, *, floor_space: st
 
 def check_no_pending_proposal(workflow_id: int) -> None:
     if pending_proposal(workflow_id=workflow_id):
-        raise RepairRefused(Refusal.PROPOSAL_PENDING, "A cancel proposal is already waiting for approval.")
+        raise RepairRefused(Refusal.PROPOSAL_PENDING, t.PROPOSAL_PENDING)
 
 
 @dataclass
@@ -63,13 +64,13 @@ def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "prev
     """Lock, re-read, check, run the mutation in a savepoint, roll back. Refusals are audited."""
     try:
         if not permitted(user, request.action):
-            raise RepairRefused(Refusal.FORBIDDEN, "Your role may not take this action.")
+            raise RepairRefused(Refusal.FORBIDDEN, t.FORBIDDEN)
         check_text(request)
         action = Repair(request)
         with frame.locked_workflow(request.workflow_id):
             ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
-                raise RepairRefused(Refusal.NOT_FOUND, f"Workflow {request.workflow_id} does not exist.")
+                raise RepairRefused(Refusal.NOT_FOUND, english(t.NOT_FOUND, workflow_id=request.workflow_id))
             action.check_locked(ctx, frame.pause_reason(ctx.workflow_id))
             if request.action == RepairAction.CANCEL_PROPOSE:
                 check_no_pending_proposal(ctx.workflow_id)
@@ -80,7 +81,7 @@ def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "prev
         frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
         raise
     except StaleWrite as exc:
-        refused = RepairRefused(Refusal.STALE_WRITE, f"The records changed while previewing: {exc}")
+        refused = RepairRefused(Refusal.STALE_WRITE, english(t.STALE_WRITE_PREVIEW, error=exc))
         frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
         raise refused from exc
 

@@ -19,6 +19,7 @@ from django_q.tasks import async_task
 from console import console_sql
 from console.models import RepairAction, RepairAudit, RepairBatch
 from console.repair import frame
+from console.repair import texts as t
 from console.repair.actions import repair_apply
 from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_reason_code, check_text, permitted
 from console.repair.selectors import BATCH_LIMIT
@@ -31,7 +32,7 @@ BATCH_TASK = "console.repair.tasks.batch_recheck_task"
 def check_batch_permission(user, *, stage: str) -> None:
     """Refuses, audited, a user whose role may not re-check."""
     if not permitted(user, RepairAction.RECHECK):
-        refused = RepairRefused(Refusal.FORBIDDEN, "Your role may not re-check workflows.")
+        refused = RepairRefused(Refusal.FORBIDDEN, t.RECHECK_FORBIDDEN)
         frame.record_refusal(refused, user=user, request=RepairRequest(RepairAction.RECHECK, 0), stage=stage)
         raise refused
 
@@ -51,11 +52,11 @@ def batch_recheck(*, user, fingerprints: dict[int, str], reason_code: str, reaso
         if first := frame.first_result(key, user, model=RepairBatch, owner="created_by_id"):
             return first
         if not permitted(user, RepairAction.RECHECK):
-            raise RepairRefused(Refusal.FORBIDDEN, "Your role may not re-check workflows.")
+            raise RepairRefused(Refusal.FORBIDDEN, t.RECHECK_FORBIDDEN)
         if not fingerprints:
-            raise RepairRefused(Refusal.BAD_REQUEST, "Select at least one workflow.")
+            raise RepairRefused(Refusal.BAD_REQUEST, t.SELECT_ONE)
         if len(fingerprints) > BATCH_LIMIT:
-            raise RepairRefused(Refusal.BAD_REQUEST, f"A batch holds at most {BATCH_LIMIT} workflows.")
+            raise RepairRefused(Refusal.BAD_REQUEST, t.english(t.BATCH_TOO_BIG, limit=BATCH_LIMIT))
         # Re-check codes do not depend on the pause reason, so one reason fits the whole batch.
         check_reason_code(probe, None)
         check_text(probe)

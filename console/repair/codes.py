@@ -9,6 +9,9 @@ corrections fit) are explained by the runbook (console.reason_codes.PauseReasonR
 
 from dataclasses import dataclass
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
 from console.models import RepairAction as A
 from recovery.decisions import Reason as R
 
@@ -16,7 +19,7 @@ from recovery.decisions import Reason as R
 @dataclass(frozen=True)
 class OperatorReasonCode:
     code: str
-    label: str
+    label: str | Promise  # the human description, translated; the code itself never is
     actions: frozenset[str]
     pause_reasons: frozenset[str] | None = None  # None: whatever the pause reason
 
@@ -29,30 +32,30 @@ def _code(code, label, actions, pause_reasons=None):
 
 
 REASON_CODES: tuple[OperatorReasonCode, ...] = (
-    _code("WMS_RECORDS_FIXED", "The records were corrected in the WMS", [A.RECHECK]),
-    _code("FINISH_RECORDED_LATE", "The job's finish was recorded after the pause", [A.RECHECK]),
-    _code("JOB_LOST_AT_RESTART", "The move job was lost at a restart", [A.REISSUE], [R.JOB_MISSING]),
-    _code("JOB_NEVER_CREATED", "The move job was never created", [A.REISSUE], [R.JOB_MISSING]),
-    _code("JOB_NOT_IN_WMS", "No job exists for the step; the tray waits at its source", [A.REISSUE]),
-    _code("WRONG_JOB_REMOVED_IN_WMS", "A wrong job was removed in the WMS; issue the right one",
+    _code("WMS_RECORDS_FIXED", _("The records were corrected in the WMS"), [A.RECHECK]),
+    _code("FINISH_RECORDED_LATE", _("The job's finish was recorded after the pause"), [A.RECHECK]),
+    _code("JOB_LOST_AT_RESTART", _("The move job was lost at a restart"), [A.REISSUE], [R.JOB_MISSING]),
+    _code("JOB_NEVER_CREATED", _("The move job was never created"), [A.REISSUE], [R.JOB_MISSING]),
+    _code("JOB_NOT_IN_WMS", _("No job exists for the step; the tray waits at its source"), [A.REISSUE]),
+    _code("WRONG_JOB_REMOVED_IN_WMS", _("A wrong job was removed in the WMS; issue the right one"),
           [A.REISSUE], [R.JOB_MISMATCH, R.ACTIVE_EVIDENCE_INVALID]),
-    _code("TRAY_FOUND_AT_SOURCE", "Tray found at the source space on the floor", [A.RECONCILE_SOURCE]),
-    _code("TRAY_FOUND_AT_TARGET", "Tray found at the target space on the floor", [A.RECONCILE_TARGET]),
-    _code("STOCK_BOOKED_AT_WRONG_SPACE", "Stock or space records disagree with the floor",
+    _code("TRAY_FOUND_AT_SOURCE", _("Tray found at the source space on the floor"), [A.RECONCILE_SOURCE]),
+    _code("TRAY_FOUND_AT_TARGET", _("Tray found at the target space on the floor"), [A.RECONCILE_TARGET]),
+    _code("STOCK_BOOKED_AT_WRONG_SPACE", _("Stock or space records disagree with the floor"),
           [A.RECONCILE_SOURCE, A.RECONCILE_TARGET],
           [R.ACTIVE_EVIDENCE_INVALID, R.FINISH_EVIDENCE_INVALID, R.JOB_MISSING]),
-    _code("JOB_STATUS_INVALID", "The job's status is not a live status; the move has not happened",
+    _code("JOB_STATUS_INVALID", _("The job's status is not a live status; the move has not happened"),
           [A.RECONCILE_SOURCE], [R.ACTIVE_EVIDENCE_INVALID]),
-    _code("MOVE_DONE_NOT_RECORDED", "The move was done but the WMS did not record it",
+    _code("MOVE_DONE_NOT_RECORDED", _("The move was done but the WMS did not record it"),
           [A.RECONCILE_TARGET],
           [R.JOB_MISSING, R.ACTIVE_EVIDENCE_INVALID, R.FINISH_EVIDENCE_INVALID, R.JOB_MISMATCH]),
-    _code("TIDY_NO_LONGER_NEEDED", "The tidy is no longer needed", [A.CANCEL_PROPOSE]),
-    _code("TRAY_MISSING_OR_DAMAGED", "The tray is missing or damaged", [A.CANCEL_PROPOSE]),
-    _code("JOB_ID_TAKEN_BY_OTHER_MOVE", "The job id is taken by a different move; re-plan the tidy",
+    _code("TIDY_NO_LONGER_NEEDED", _("The tidy is no longer needed"), [A.CANCEL_PROPOSE]),
+    _code("TRAY_MISSING_OR_DAMAGED", _("The tray is missing or damaged"), [A.CANCEL_PROPOSE]),
+    _code("JOB_ID_TAKEN_BY_OTHER_MOVE", _("The job id is taken by a different move; re-plan the tidy"),
           [A.CANCEL_PROPOSE], [R.JOB_MISMATCH, R.FINISH_EVIDENCE_INVALID, R.ACTIVE_EVIDENCE_INVALID]),
-    _code("CANCEL_CHECKED_ON_FLOOR", "Checked on the floor: cancelling is right", [A.CANCEL_APPROVE]),
-    _code("CANCEL_NOT_JUSTIFIED", "Cancelling is not justified by the evidence", [A.CANCEL_REJECT]),
-    _code("REPAIRABLE_INSTEAD", "The workflow can be repaired instead", [A.CANCEL_REJECT]),
+    _code("CANCEL_CHECKED_ON_FLOOR", _("Checked on the floor: cancelling is right"), [A.CANCEL_APPROVE]),
+    _code("CANCEL_NOT_JUSTIFIED", _("Cancelling is not justified by the evidence"), [A.CANCEL_REJECT]),
+    _code("REPAIRABLE_INSTEAD", _("The workflow can be repaired instead"), [A.CANCEL_REJECT]),
 )
 BY_CODE = {c.code: c for c in REASON_CODES}
 
@@ -63,3 +66,21 @@ def codes_for(action: str, pause_reason: str | None) -> list[OperatorReasonCode]
 
 def label(code: str) -> str:
     return BY_CODE[code].label if code in BY_CODE else code
+
+
+# The repair actions' names as the pages show them (console.models.RepairAction's labels, which
+# stay as they are for what stores and exports them); templates show a stored action's name with
+# `{% translate entry.get_action_display %}`, which finds these in the catalogue.
+ACTION_LABELS = {
+    A.RECHECK: _("Re-check and resume"),
+    A.REISSUE: _("Re-issue job"),
+    A.RECONCILE_SOURCE: _("Reconcile: tray is at the source"),
+    A.RECONCILE_TARGET: _("Reconcile: tray is at the target"),
+    A.CANCEL_PROPOSE: _("Propose cancel and release"),
+    A.CANCEL_APPROVE: _("Approve cancel and release"),
+    A.CANCEL_REJECT: _("Reject cancel and release"),
+}
+
+
+def action_label(action: str):
+    return ACTION_LABELS.get(action, action)

@@ -10,6 +10,9 @@ key order, so rows follow the evidence's own field order (recovery.evidence).
 
 from dataclasses import dataclass, fields
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
 
 ABSENT = "—"
@@ -32,11 +35,11 @@ class EvidenceRow:
 
 def _text(value) -> str:
     if value is None:
-        return "none"
+        return gettext("none")
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return gettext("yes") if value else gettext("no")
     if isinstance(value, list | tuple):
-        return ", ".join(_text(v) for v in value) if value else "none"
+        return ", ".join(_text(v) for v in value) if value else gettext("none")
     return str(value)
 
 
@@ -59,8 +62,30 @@ def flatten(value) -> dict[str, str]:
     return out
 
 
+# The evidence's field names as a reader says them (a name not listed reads as itself, spaced).
+FIELD_LABELS = {
+    "workflow_id": _("workflow id"), "workflow_status": _("workflow status"), "origin": _("origin"),
+    "lock_count": _("lock count"), "step_count": _("step count"), "completed_step_count": _("completed step count"),
+    "active_tidy_job_count": _("active tidy job count"), "step": _("step"), "active_job": _("active job"),
+    "finish_job": _("finish job"), "finish_job_count": _("finish job count"), "stock_rows": _("stock rows"),
+    "stock_at_source": _("stock at source"), "stock_at_target": _("stock at target"),
+    "stock_locations": _("stock locations"), "source_exists": _("source exists"),
+    "source_tray_code": _("source tray code"), "target_exists": _("target exists"),
+    "target_tray_code": _("target tray code"), "expected_job_id": _("expected job id"),
+    "pre_move_state": _("pre move state"), "terminal_state": _("terminal state"), "job_id": _("job id"),
+    "in_or_out": _("in or out"), "status": _("status"), "tray_code": _("tray code"),
+    "cargo_space_id": _("cargo space id"), "target_cargo_space_id": _("target cargo space id"),
+    "step_id": _("step id"), "step_no": _("step no"),
+}
+
+
+def _part(part: str) -> str:
+    name, bracket, index = part.partition("[")
+    return str(FIELD_LABELS.get(name, name.replace("_", " "))) + bracket + index
+
+
 def _label(key: str) -> str:
-    return key.replace("_", " ").replace(".", " · ")
+    return " · ".join(_part(p) for p in key.split("."))
 
 
 def _rank(key: str) -> tuple[int, int]:

@@ -11,12 +11,26 @@ before anything, the audit included, is written.
 import uuid
 
 from django import forms
+from django.utils.functional import lazy
+from django.utils.translation import gettext_lazy as _
 
 from console.input_checks import BIGINT_MAX, SafeInputForm
 from console.models import RepairAction
 from console.repair import codes
 from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
 from console.selectors import AGE_BUCKETS
+
+
+def _format(template, **values) -> str:
+    return str(template) % values
+
+
+# A translated template with its values, translated when shown (form fields are built at import).
+_lazy_format = lazy(_format, str)
+
+# The paused list's age buckets (console.selectors.AGE_BUCKETS), as the batch selection names them.
+AGE_TEXTS = {"lt1h": _("under 1 hour"), "1h-8h": _("1 to 8 hours"), "8h-24h": _("8 to 24 hours"),
+             "gt24h": _("over 24 hours")}
 
 
 def new_key() -> str:
@@ -29,27 +43,29 @@ class ReasonFields(SafeInputForm):
     # service; far longer is hostile.
     max_raw_length = 2 * REASON_MAX_LENGTH
 
-    reason_code = forms.CharField(required=False, label="Reason code", widget=forms.Select)
+    reason_code = forms.CharField(required=False, label=_("Reason code"), widget=forms.Select)
     reason_text = forms.CharField(
-        required=False, label="Written reason", strip=True, max_length=REASON_MAX_LENGTH,
-        help_text=f"At least {REASON_MIN_LENGTH} characters: what you saw, what you checked, why this action.",
+        required=False, label=_("Written reason"), strip=True, max_length=REASON_MAX_LENGTH,
+        help_text=_lazy_format(_("At least %(min)s characters: what you saw, what you checked, why this action."),
+                               min=REASON_MIN_LENGTH),
         widget=forms.Textarea(attrs={"rows": 3, "minlength": REASON_MIN_LENGTH}))
 
     def __init__(self, *args, action: str, pause_reason: str | None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["reason_code"].widget.choices = [("", "Choose a reason code")] + [
-            (c.code, f"{c.label} ({c.code})") for c in codes.codes_for(action, pause_reason)]
+        self.fields["reason_code"].widget.choices = [("", _("Choose a reason code"))] + [
+            (c.code, _lazy_format(_("%(label)s (%(code)s)"), label=c.label, code=c.code))
+            for c in codes.codes_for(action, pause_reason)]
 
 
 class RepairForm(ReasonFields):
     """Reason (all actions) plus, for reconcile and for a cancel while a vehicle may be moving the
     tray (`floor_confirmation`), the codes read on the floor."""
 
-    tray_code = forms.CharField(required=False, label="Tray code (scan or type)", max_length=200,
+    tray_code = forms.CharField(required=False, label=_("Tray code (scan or type)"), max_length=200,
                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
                                                               "spellcheck": "false", "inputmode": "text",
                                                               "data-scan": ""}))
-    space_code = forms.CharField(required=False, label="Space code where the tray stands (scan or type)",
+    space_code = forms.CharField(required=False, label=_("Space code where the tray stands (scan or type)"),
                                  max_length=200,
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
                                                                "spellcheck": "false", "data-scan": ""}))
@@ -73,16 +89,17 @@ class ProposalDecisionForm(ReasonFields, ConfirmFields):
 class BatchSelectForm(SafeInputForm):
     """The paused list's filters (same names: reason, origin, age, q), to choose a batch."""
 
-    reason = forms.CharField(required=False, label="Pause reason", widget=forms.Select, max_length=100)
-    origin = forms.ChoiceField(required=False, choices=[("", "Any origin"), ("AUTOMATIC", "AUTOMATIC"),
-                                                        ("MANUAL", "MANUAL")])
-    age = forms.ChoiceField(required=False, label="Paused for", choices=[("", "Any time")])
-    q = forms.CharField(required=False, label="Workflow, tray or space", max_length=100)
+    reason = forms.CharField(required=False, label=_("Pause reason"), widget=forms.Select, max_length=100)
+    origin = forms.ChoiceField(required=False, label=_("Origin"), choices=[
+        ("", _("Any origin")), ("AUTOMATIC", "AUTOMATIC"), ("MANUAL", "MANUAL")])
+    age = forms.ChoiceField(required=False, label=_("Paused for"), choices=[("", _("Any time"))])
+    q = forms.CharField(required=False, label=_("Workflow, tray or space"), max_length=100)
 
     def __init__(self, *args, reasons: list[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["reason"].widget.choices = [("", "Any reason")] + [(r, r) for r in reasons]
-        self.fields["age"].choices = [("", "Any time")] + [(k, label) for k, label, _, _ in AGE_BUCKETS]
+        self.fields["reason"].widget.choices = [("", _("Any reason"))] + [(r, r) for r in reasons]
+        self.fields["age"].choices = [("", _("Any time"))] + [(k, AGE_TEXTS.get(k, label))
+                                                             for k, label, _b, _e in AGE_BUCKETS]
 
 
 class BatchApplyForm(ReasonFields):
@@ -92,22 +109,23 @@ class BatchApplyForm(ReasonFields):
         super().__init__(*args, action=RepairAction.RECHECK, pause_reason=None, **kwargs)
 
 
-REASON_CHOICES = [("", "Any reason")] + [(c.code, c.code) for c in codes.REASON_CODES]
+REASON_CHOICES = [("", _("Any reason"))] + [(c.code, c.code) for c in codes.REASON_CODES]
 LOCAL_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"})
 
 
 class AuditFilterForm(SafeInputForm):
     integer_fields = {"workflow": (1, BIGINT_MAX), "batch": (1, BIGINT_MAX)}
 
-    user = forms.CharField(required=False, label="User", max_length=150)
-    action = forms.ChoiceField(required=False, choices=[("", "Any action"), *RepairAction.choices])
-    reason_code = forms.ChoiceField(required=False, label="Reason code",
+    user = forms.CharField(required=False, label=_("User"), max_length=150)
+    action = forms.ChoiceField(required=False, label=_("Action"), choices=[
+        ("", _("Any action")), *[(a.value, codes.action_label(a)) for a in RepairAction]])
+    reason_code = forms.ChoiceField(required=False, label=_("Reason code"),
                                     choices=REASON_CHOICES)
-    outcome = forms.ChoiceField(required=False, choices=[("", "Any outcome"), ("APPLIED", "Applied"),
-                                                         ("PROPOSED", "Proposed"), ("REJECTED", "Rejected"),
-                                                         ("REFUSED", "Refused")])
-    workflow = forms.IntegerField(required=False, min_value=1, label="Workflow")
-    batch = forms.IntegerField(required=False, min_value=1, label="Batch")
-    since = forms.DateTimeField(required=False, label="From", widget=LOCAL_TIME)
-    until = forms.DateTimeField(required=False, label="Until", widget=LOCAL_TIME)
+    outcome = forms.ChoiceField(required=False, label=_("Outcome"), choices=[
+        ("", _("Any outcome")), ("APPLIED", _("Applied")), ("PROPOSED", _("Proposed")), ("REJECTED", _("Rejected")),
+        ("REFUSED", _("Refused"))])
+    workflow = forms.IntegerField(required=False, min_value=1, label=_("Workflow"))
+    batch = forms.IntegerField(required=False, min_value=1, label=_("Batch"))
+    since = forms.DateTimeField(required=False, label=_("From"), widget=LOCAL_TIME)
+    until = forms.DateTimeField(required=False, label=_("Until"), widget=LOCAL_TIME)
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from console.models import CancelProposal, RepairAction, RepairAudit
 from console.repair import frame
+from console.repair import texts as t
 from console.repair.actions import Preview, check_no_pending_proposal, dry_run
 from console.repair.rules import (
     Refusal,
@@ -25,6 +26,7 @@ from console.repair.rules import (
     needs_floor_confirmation,
     precondition_failures,
 )
+from console.repair.texts import english
 from recovery.transaction import repair as m
 from recovery.transaction import set_lock_timeout
 
@@ -34,8 +36,7 @@ class Propose(frame.FramedAction):
 
     def check_fingerprint(self, ctx):
         if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
-                                "proposed. Review the current evidence and preview again.")
+            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_PROPOSED)
 
     def check_locked(self, ctx, pause_reason):
         super().check_locked(ctx, pause_reason)
@@ -53,10 +54,10 @@ class Propose(frame.FramedAction):
             floor_tray_code=request.tray_code.strip() if confirmed else None,
             floor_space_code=request.space_code.strip() if confirmed else None)
         text, consistent = frame.assess(ctx.evidence)
-        floor = (f"; floor confirmation: tray {proposal.floor_tray_code} stands at {proposal.floor_space_code}"
-                 if confirmed else "")
-        return frame.Outcome("PROPOSED", f"cancel-and-release proposed (proposal {proposal.pk}); a different "
-                             f"shift lead must approve it{floor}", ctx.evidence, text, consistent, proposal=proposal)
+        parts = [english(t.PROPOSED, proposal=proposal.pk), t.NEEDS_SECOND_LEAD]
+        if confirmed:
+            parts.append(english(t.FLOOR_CONFIRMED, tray=proposal.floor_tray_code, space=proposal.floor_space_code))
+        return frame.Outcome("PROPOSED", "; ".join(parts), ctx.evidence, text, consistent, proposal=proposal)
 
 
 class _Decision(frame.FramedAction):
@@ -69,7 +70,7 @@ class _Decision(frame.FramedAction):
     def lock_rows(self):
         self.proposal = CancelProposal.objects.select_for_update().get(pk=self.proposal.pk)
         if self.proposal.status != CancelProposal.Status.PENDING:
-            raise RepairRefused(Refusal.PROPOSAL_CLOSED, f"The proposal is {self.proposal.status}, not pending.")
+            raise RepairRefused(Refusal.PROPOSAL_CLOSED, english(t.PROPOSAL_CLOSED, wf_status=self.proposal.status))
 
     def decide(self, user, status: str) -> None:
         self.proposal.status = status
@@ -81,26 +82,22 @@ class ProposalStale(RepairRefused):
     """The evidence changed since the proposal: refused, and the proposal closes as STALE."""
 
     def __init__(self):
-        super().__init__(Refusal.STALE_EVIDENCE, "The evidence changed since the proposal; nothing was cancelled "
-                         "and the proposal is closed as STALE. Propose again on the current evidence if "
-                         "cancelling is still right.")
+        super().__init__(Refusal.STALE_EVIDENCE, t.PROPOSAL_STALE)
 
 
 class Approve(_Decision):
-    forbidden = "Only a shift lead may approve cancel-and-release."
+    forbidden = t.APPROVE_FORBIDDEN
 
     def check_unlocked(self, user):
         if self.proposal.proposed_by_id == user.pk:
-            raise RepairRefused(Refusal.SELF_APPROVAL, "Nobody approves their own proposal: a different shift "
-                                "lead must approve it.")
+            raise RepairRefused(Refusal.SELF_APPROVAL, t.SELF_APPROVAL)
         super().check_unlocked(user)
 
     def check_fingerprint(self, ctx):
         if ctx.fingerprint != self.proposal.fingerprint:
             raise ProposalStale()
         if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
-                                "cancelled. Open the proposal again and review the current evidence.")
+            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_APPROVAL)
 
     def context_spaces(self):
         return (self.proposal.floor_space_code,) if self.proposal.floor_space_code else ()
@@ -118,7 +115,8 @@ class Approve(_Decision):
             payload["floor_confirmation"] = {"tray_code": self.proposal.floor_tray_code, "space_code": space}
         run = frame.run(ctx, partial(m.cancel_release, floor_space=space), payload, [])
         self.decide(user, CancelProposal.Status.APPLIED)
-        return frame.Outcome("APPLIED", f"approved proposal {self.proposal.pk} by {proposer}: {run.summary}",
+        return frame.Outcome("APPLIED", english(t.APPROVED, proposal=self.proposal.pk, user=proposer,
+                                                summary=run.summary),
                              run.evidence_after, run.decision_after, run.consistent_after, run.changes)
 
     def refused(self, refused):
@@ -128,7 +126,7 @@ class Approve(_Decision):
 
 
 class Reject(_Decision):
-    forbidden = "Only a shift lead may reject cancel-and-release."
+    forbidden = t.REJECT_FORBIDDEN
 
     def check_fingerprint(self, ctx):
         """Rejecting changes nothing in the WMS, whatever the evidence now."""
@@ -139,9 +137,8 @@ class Reject(_Decision):
     def mutate(self, user, ctx, payload) -> frame.Outcome:
         self.decide(user, CancelProposal.Status.REJECTED)
         text, consistent = frame.assess(ctx.evidence)
-        return frame.Outcome("REJECTED", f"rejected proposal {self.proposal.pk} by "
-                             f"{self.proposal.proposed_by.get_username()}; nothing changed", ctx.evidence, text,
-                             consistent)
+        rejected = english(t.REJECTED, proposal=self.proposal.pk, user=self.proposal.proposed_by.get_username())
+        return frame.Outcome("REJECTED", f"{rejected}; {t.NOTHING_CHANGED}", ctx.evidence, text, consistent)
 
 
 def cancel_propose(*, user, request: RepairRequest, previewed_fingerprint: str,
@@ -205,7 +202,7 @@ def approval_blocker(*, proposal: CancelProposal) -> str:
     spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
     ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
     if ctx is None:
-        return f"Workflow {proposal.workflow_id} does not exist."
+        return english(t.NOT_FOUND, workflow_id=proposal.workflow_id)
     why = precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
     if why:
         return " ".join(why)

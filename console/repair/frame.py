@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 
 from console.models import CancelProposal, RepairAudit, RepairBatch
+from console.repair import texts as t
 from console.repair.rules import (
     PAUSED,
     REASON_MAX_LENGTH,
@@ -38,6 +39,7 @@ from console.repair.rules import (
     check_text,
     permitted,
 )
+from console.repair.texts import english
 from recovery.decisions import Action, decide, decide_as_if_active
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow
 from recovery.models import TidyWorkflow
@@ -68,8 +70,7 @@ def locked_workflow(workflow_id: int):
     except OperationalError as exc:
         if not is_lock_timeout(exc):
             raise
-        raise RepairRefused(Refusal.BUSY, f"Workflow {workflow_id} is busy: recovery, a callback or another "
-                            f"repair held it for over {lock_timeout_ms()} ms. Nothing changed; try again.") from exc
+        raise RepairRefused(Refusal.BUSY, english(t.BUSY, workflow_id=workflow_id, ms=lock_timeout_ms())) from exc
 
 
 def pause_reason(workflow_id: int) -> str:
@@ -79,14 +80,17 @@ def pause_reason(workflow_id: int) -> str:
 def assess(evidence: TidyRecoveryEvidence | None) -> tuple[str, bool]:
     """What the decision table says about the workflow now, and whether that is consistent."""
     if evidence is None:
-        return "workflow not found", False
+        return t.NOT_FOUND_ASSESSED, False
     if evidence.workflow_status == PAUSED:
         d = decide_as_if_active(evidence)
-        return (f"still PAUSED_RECOVERY; if it were active the table would say {d.action.value}"
-                f"{' ' + d.reason.value if d.reason else ''} ({d.rule.value})"), False
+        return english(t.STILL_PAUSED, wf_status=PAUSED, decision=_decision(d)), False
     d = decide(evidence)
-    text = f"{evidence.workflow_status}: {d.action.value}{' ' + d.reason.value if d.reason else ''} ({d.rule.value})"
+    text = english(t.DECIDED, wf_status=evidence.workflow_status, decision=_decision(d))
     return text, d.action is not Action.PAUSE
+
+
+def _decision(d) -> str:
+    return f"{d.action.value}{' ' + d.reason.value if d.reason else ''} ({d.rule.value})"
 
 
 # --- running a mutation: the same code for preview and apply --------------------------------------
@@ -100,6 +104,19 @@ class RunResult:
     decision_after: str
     consistent_after: bool
     warnings: list[str] = field(default_factory=list)
+
+    # The English texts in the reader's language (console.repair.texts), for the pages.
+    @property
+    def shown_summary(self):
+        return t.shown(self.summary)
+
+    @property
+    def shown_decision(self):
+        return t.shown(self.decision_after)
+
+    @property
+    def shown_warnings(self) -> list:
+        return [t.shown(w) for w in self.warnings]
 
 
 def run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[str]) -> RunResult:
@@ -147,7 +164,7 @@ class FramedAction:
     """One repair action as the frame runs it. Subclasses supply `mutate` and, where they
     differ from the defaults, their checks."""
 
-    forbidden = "Your role may not take this action."
+    forbidden = t.FORBIDDEN
 
     def __init__(self, request: RepairRequest, *, previewed_fingerprint: str = "",
                  proposal: CancelProposal | None = None, batch: RepairBatch | None = None):
@@ -170,8 +187,7 @@ class FramedAction:
 
     def check_fingerprint(self, ctx: m.RepairContext) -> None:
         if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, "The evidence changed since your preview; nothing was "
-                                "applied. Review the current evidence and preview again.")
+            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_APPLIED)
 
     def check_locked(self, ctx: m.RepairContext, pause_reason: str) -> None:
         """Under the lock: preconditions, then the reason code, then the scanned codes."""
@@ -201,10 +217,10 @@ def first_result(key: str | None, user, *, model=RepairAudit, owner: str = "user
     """A double submit's first result (a RepairAudit, or a RepairBatch for a batch; None for a
     first submit); refuses a missing key and a key first submitted by someone else."""
     if not key:
-        raise RepairRefused(Refusal.BAD_REQUEST, "The form is missing its submission key; open it again.")
+        raise RepairRefused(Refusal.BAD_REQUEST, t.KEY_MISSING)
     first = model.objects.filter(idempotency_key=key).first()
     if first is not None and getattr(first, owner) != user.pk:
-        raise RepairRefused(Refusal.BAD_REQUEST, "This form was submitted by someone else; open it again.")
+        raise RepairRefused(Refusal.BAD_REQUEST, t.KEY_OTHERS)
     return first
 
 
@@ -226,7 +242,7 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
             action.lock_rows()
             ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
-                raise RepairRefused(Refusal.NOT_FOUND, f"Workflow {request.workflow_id} does not exist.")
+                raise RepairRefused(Refusal.NOT_FOUND, english(t.NOT_FOUND, workflow_id=request.workflow_id))
             action.check_fingerprint(ctx)
             reason_before = pause_reason(ctx.workflow_id)
             action.check_locked(ctx, reason_before)
@@ -244,7 +260,7 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
                 idempotency_key=key, batch=action.batch, proposal=done.proposal or action.proposal,
                 duration_ms=int((time.monotonic() - started) * 1000))
     except StaleWrite as exc:
-        refused = RepairRefused(Refusal.STALE_WRITE, f"The records changed while applying; nothing applied ({exc}).")
+        refused = RepairRefused(Refusal.STALE_WRITE, english(t.STALE_WRITE_APPLY, error=exc))
         action.refused(refused)
         record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.APPLY, key=key,
                        previewed=action.previewed, batch=action.batch, proposal=action.proposal, started=started)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from console import roles
 from console.models import RepairAction
 from console.repair import codes
+from console.repair import texts as t
+from console.repair.texts import english
 from recovery.decisions import Action, decide_as_if_active
 from recovery.transaction import repair as m
 
@@ -49,12 +51,18 @@ class RepairRefused(Exception):
     """A refused attempt; `audit` is its (committed) audit row, `evidence` the evidence then."""
 
     def __init__(self, code: str, message: str, *, field_errors: dict | None = None):
+        """`message` (and the field errors) in English, as the audit stores it: one of the
+        sentences of console.repair.texts, which `shown_message` reads in the reader's language."""
         super().__init__(message)
         self.code = code
         self.message = message
         self.field_errors = field_errors or {}
         self.audit = None
         self.evidence = None
+
+    @property
+    def shown_message(self):
+        return t.shown(self.message)
 
     @property
     def http_status(self) -> int:
@@ -87,11 +95,11 @@ def precondition_failures(ctx: m.RepairContext, action: str) -> list[str]:
     """Why `action` does not hold on this evidence (empty: it holds)."""
     ev = ctx.evidence
     if ev.workflow_status != PAUSED:
-        return [f"The workflow is {ev.workflow_status}; repairs are only for PAUSED_RECOVERY workflows."]
+        return [english(t.NOT_PAUSED, wf_status=ev.workflow_status)]
     if action == RepairAction.RECHECK:
         decision = decide_as_if_active(ev)
         if decision.action is Action.PAUSE:
-            return [f"The decision table still says pause with {decision.reason.value}: {decision.explanation}"]
+            return [english(t.STILL_PAUSES, reason=decision.reason.value, explanation=decision.explanation)]
         return []
     if action in CANCEL:
         return []
@@ -103,14 +111,14 @@ def precondition_failures(ctx: m.RepairContext, action: str) -> list[str]:
 def _reissue_failures(ctx: m.RepairContext) -> list[str]:
     ev = ctx.evidence
     if ev.step is None:
-        return ["Every step is COMPLETED: there is no step to issue a job for."]
+        return [t.NO_STEP_TO_ISSUE]
     why = []
     if ev.active_job is not None:
-        why.append(f"The job {ev.expected_job_id} is not missing: it is active (status {ev.active_job.status}).")
+        why.append(english(t.JOB_NOT_MISSING, job_id=ev.expected_job_id, job_status=ev.active_job.status))
     if ev.finish_job is not None or ctx.subject_finish_rows:
-        why.append(f"The job {ev.expected_job_id} has a finish row: an archived job id cannot be issued again.")
+        why.append(english(t.JOB_HAS_FINISH, job_id=ev.expected_job_id))
     if not ev.pre_move_state:
-        why.append("The pre-move state does not hold (stock at source, source holds the tray, target does not).")
+        why.append(t.NOT_PRE_MOVE)
     return why
 
 
@@ -118,31 +126,26 @@ def _reconcile_failures(ctx: m.RepairContext, action: str) -> list[str]:
     ev, step = ctx.evidence, ctx.subject
     if step is None:
         if ev.step is None:
-            return [f"Every step is COMPLETED and {len(ctx.active_jobs)} job(s) are still active: "
-                    "reconcile needs exactly one leftover job."]
-        return ["No step to reconcile."]
+            return [english(t.LEFTOVER_JOBS, count=len(ctx.active_jobs))]
+        return [t.NO_STEP_TO_RECONCILE]
     why = []
     to_source = action == RepairAction.RECONCILE_SOURCE
     space = step.cargo_space_id if to_source else step.target_cargo_space_id
-    where = "source" if to_source else "target"
     if not ctx.stock_spaces:
-        why.append(f"The tray {step.tray_code} has no stock rows: the WMS must book its goods first.")
+        why.append(english(t.NO_STOCK, tray=step.tray_code))
     if not ctx.space_exists(space):
-        why.append(f"The {where} space {space} does not exist in bas_cargo_space.")
+        why.append(english(t.SOURCE_MISSING if to_source else t.TARGET_MISSING, space=space))
     elif ctx.spaces.get(space) not in (None, step.tray_code):
-        why.append(f"The {where} space {space} records another tray ({ctx.spaces[space]}); "
-                   "resolve that tray first.")
+        why.append(english(t.SOURCE_TAKEN if to_source else t.TARGET_TAKEN, space=space, other=ctx.spaces[space]))
     if to_source:
         if ev.step is None:
-            why.append("Every step is COMPLETED: the move cannot be resumed at the source.")
+            why.append(t.NO_RESUME_AT_SOURCE)
         if ctx.subject_finish_rows:
-            why.append(f"The job {m.tidy_job_id(ctx.workflow_id, step.step_id)} is archived (finish row): "
-                       "it cannot be un-archived nor issued again. If the tray is at the target, reconcile "
-                       "to the target; otherwise a shift lead must cancel the workflow.")
+            why.append(english(t.JOB_ARCHIVED, job_id=m.tidy_job_id(ctx.workflow_id, step.step_id)))
         if ctx.subject_job is not None and not step.matches(ctx.workflow_id, ctx.subject_job):
-            why.append(f"The active job {ctx.subject_job.job_id} describes a different move (tray "
-                       f"{ctx.subject_job.tray_code}, {ctx.subject_job.cargo_space_id} -> "
-                       f"{ctx.subject_job.target_cargo_space_id}): fix it in the WMS and re-check, or cancel.")
+            job = ctx.subject_job
+            why.append(english(t.OTHER_MOVE, job_id=job.job_id, tray=job.tray_code, source=job.cargo_space_id,
+                               target=job.target_cargo_space_id))
     return why
 
 
@@ -156,13 +159,13 @@ def check_text(request: RepairRequest) -> None:
     """A written reason of REASON_MIN_LENGTH to REASON_MAX_LENGTH characters."""
     text = request.reason_text.strip()
     if not text:
-        msg = "A written reason is required."
+        msg = t.REASON_MISSING
         raise RepairRefused(Refusal.REASON_MISSING, msg, field_errors={"reason_text": msg})
     if len(text) < REASON_MIN_LENGTH:
-        msg = f"Write at least {REASON_MIN_LENGTH} characters: what you saw and why this action fits."
+        msg = english(t.REASON_TOO_SHORT, min=REASON_MIN_LENGTH)
         raise RepairRefused(Refusal.REASON_TOO_SHORT, msg, field_errors={"reason_text": msg})
     if len(text) > REASON_MAX_LENGTH:
-        msg = f"Keep the reason under {REASON_MAX_LENGTH} characters."
+        msg = english(t.REASON_TOO_LONG, max=REASON_MAX_LENGTH)
         raise RepairRefused(Refusal.BAD_REQUEST, msg, field_errors={"reason_text": msg})
 
 
@@ -171,8 +174,7 @@ def check_reason_code(request: RepairRequest, pause_reason: str | None) -> None:
     allowed = {c.code for c in codes.codes_for(request.action, pause_reason)}
     if request.reason_code and request.reason_code in allowed:
         return
-    msg = (f"Reason code {request.reason_code or '(none)'} is not allowed for this action and pause reason "
-           f"{pause_reason or '(none)'}.")
+    msg = english(t.CODE_NOT_ALLOWED, code=request.reason_code or t.NONE, reason=pause_reason or t.NONE)
     raise RepairRefused(Refusal.REASON_CODE_NOT_ALLOWED, msg, field_errors={"reason_code": msg})
 
 
@@ -206,31 +208,27 @@ def check_floor_confirmation(ctx: m.RepairContext, tray_code: str | None, space_
         return
     jobs = ", ".join(f"{j.job_id} (status {j.status})" for j in moving)
     if ctx.subject is None:
-        raise RepairRefused(Refusal.PRECONDITION, f"Job(s) {jobs} may be moving a tray and no single step of the "
-                            "workflow is current: stop the jobs in the WCS and re-check before cancelling.")
+        raise RepairRefused(Refusal.PRECONDITION, english(t.MOVING_NO_STEP, jobs=jobs))
     tray, space = (tray_code or "").strip(), (space_code or "").strip()
     if not tray or not space:
         errors = {}
         if not tray:
-            errors["tray_code"] = "Scan or type the tray code read on the tray."
+            errors["tray_code"] = t.SCAN_TRAY
         if not space:
-            errors["space_code"] = "Scan or type the space where the tray stands now."
+            errors["space_code"] = t.SCAN_SPACE
         raise RepairRefused(
             Refusal.FLOOR_CONFIRMATION_REQUIRED,
-            f"Job(s) {jobs} are dispatched or executing: a vehicle may be moving tray {ctx.subject.tray_code}. "
-            "Cancelling frees its spaces, so first find the tray on the floor and confirm its code and the "
-            "space where it stands; the records are corrected to that space.", field_errors=errors)
+            english(t.FLOOR_REQUIRED, jobs=jobs, tray=ctx.subject.tray_code), field_errors=errors)
     errors = {}
     if tray != ctx.subject.tray_code:
-        errors["tray_code"] = f"Scanned tray {tray} is not the step's tray {ctx.subject.tray_code}."
+        errors["tray_code"] = english(t.FLOOR_WRONG_TRAY, tray=tray, expected=ctx.subject.tray_code)
     if not ctx.space_exists(space):
-        errors["space_code"] = f"Space {space} does not exist in bas_cargo_space."
+        errors["space_code"] = english(t.FLOOR_NO_SPACE, space=space)
     elif ctx.spaces.get(space) not in (None, ctx.subject.tray_code):
-        errors["space_code"] = (f"Space {space} records another tray ({ctx.spaces[space]}): the tray cannot "
-                                "stand there; check the code or resolve that tray first.")
+        errors["space_code"] = english(t.FLOOR_SPACE_TAKEN, space=space, other=ctx.spaces[space])
     if errors:
         raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
-                            "The floor confirmation does not fit the records: " + " ".join(errors.values()),
+                            english(t.FLOOR_MISFIT, details=" ".join(errors.values())),
                             field_errors=errors)
 
 
@@ -247,14 +245,13 @@ def check_scanned_codes(request: RepairRequest, ctx: m.RepairContext) -> None:
     errors = {}
     tray, space = request.tray_code.strip(), request.space_code.strip()
     if tray != step.tray_code:
-        errors["tray_code"] = f"Scanned tray {tray or '(empty)'} is not the step's tray."
+        errors["tray_code"] = english(t.WRONG_TRAY, tray=tray or t.EMPTY)
     expected = step.cargo_space_id if to_source else step.target_cargo_space_id
     other = step.target_cargo_space_id if to_source else step.cargo_space_id
     if space != expected:
-        hint = " That is the other end of the move: choose the other location." if space == other else ""
-        errors["space_code"] = (f"Scanned space {space or '(empty)'} is not the step's "
-                                f"{'source' if to_source else 'target'}.{hint}")
+        hint = " " + t.OTHER_END if space == other else ""
+        errors["space_code"] = english(t.WRONG_SOURCE if to_source else t.WRONG_TARGET, space=space or t.EMPTY) + hint
     if errors:
         raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
-                            "The scanned codes do not match the records: " + " ".join(errors.values()),
+                            english(t.CODES_MISMATCH, details=" ".join(errors.values())),
                             field_errors=errors)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from console import roles
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
 from console.repair import codes
+from console.repair import texts as t
 from console.repair.rules import OFFERED, PAUSED, permitted, precondition_failures
 from console.selectors import PausedFilters, paused_workflows_page
 from recovery.decisions import Action, decide_as_if_active
@@ -185,6 +186,10 @@ class Offer:
     permitted: bool = True
 
     @property
+    def shown_why_not(self) -> list:
+        return [t.shown(why) for why in self.why_not]
+
+    @property
     def slug(self) -> str:
         return RepairAction(self.action).slug
 
@@ -201,13 +206,13 @@ def repair_offers(*, user, workflow_id: int) -> tuple[m.RepairContext | None, li
     for action in OFFERED:
         why = precondition_failures(ctx, action)
         if action == RepairAction.CANCEL_PROPOSE and pending is not None and not why:
-            why = [f"A cancel proposal is already waiting for approval (proposal {pending.pk})."]
+            why = [t.english(t.PENDING_PROPOSAL, proposal=pending.pk)]
         if not why and not codes.codes_for(action, reason):
-            why = [f"No reason code fits this action for pause reason {reason}."]
+            why = [t.english(t.NO_CODE_FITS, reason=reason)]
         ok = permitted(user, action)
         if not ok:
-            why = [*why, "Your role may not take this action."]
-        offers.append(Offer(action, RepairAction(action).label, ok and not why, tuple(why), ok))
+            why = [*why, t.FORBIDDEN]
+        offers.append(Offer(action, codes.action_label(action), ok and not why, tuple(why), ok))
     return ctx, offers
 
 

@@ -16,13 +16,17 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.html import conditional_escape, escape, format_html
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, gettext_noop
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console import repair, roles
 from console.csv_safe import safe_row
 from console.input_checks import HOSTILE, InputRefused, ascii_int, is_ascii_int, safe_text
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
-from console.repair import selectors
+from console.repair import codes, selectors, texts
 from console.repair.batch import check_batch_permission
 from console.repair.evidence_diff import evidence_rows
 from console.repair.forms import (
@@ -34,6 +38,7 @@ from console.repair.forms import (
     RepairForm,
     new_key,
 )
+from console.repair.texts import shown
 from console.views import refresh_seconds, wants_fragment
 
 ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
@@ -62,7 +67,7 @@ def post_only(view):
 
 def _action(slug: str) -> str:
     if slug not in ACTIONS_BY_SLUG:
-        raise Http404(f"No repair action {slug!r}.")
+        raise Http404(_("No repair action %(slug)s.") % {"slug": repr(slug)})
     return ACTIONS_BY_SLUG[slug]
 
 
@@ -72,7 +77,18 @@ def _refuse_hostile(*forms) -> None:
         for name, errors in form.errors.as_data().items():
             for error in errors:
                 if error.code == HOSTILE:
-                    raise InputRefused(name, f"field '{name}': {error.message}")
+                    raise InputRefused(name, _field_message(gettext_noop("field '%(name)s': %(message)s"), name,
+                                                            message=error.message))
+
+
+def _field_message(template: str, name: str, **values) -> str:
+    """A bad-input message naming a field: in English as always; in another language translated,
+    the field's name shown as code."""
+    if (get_language() or "en").startswith("en"):
+        return template % {"name": name, **values}
+    shown_values = {"name": format_html("<code>{}</code>", name),
+                    **{k: conditional_escape(v) for k, v in values.items()}}
+    return mark_safe(escape(_(template)) % shown_values)  # noqa: S308 (catalogue text, values escaped)
 
 
 def _workflow_values(data, *, with_fingerprint: bool) -> dict[int, str]:
@@ -102,7 +118,7 @@ def _show_errors(form, refused: repair.RepairRefused):
     """The service's refusal shown on the form's fields (the service decides, the form shows)."""
     form.is_valid()
     for name, msg in refused.field_errors.items():
-        form.add_error(name if name in form.fields else None, msg)
+        form.add_error(name if name in form.fields else None, shown(msg))
     return form
 
 
@@ -116,7 +132,7 @@ def _form_page(request, workflow_id: int, action: str, form, *, status: int = 20
     return render(request, "repair/action_form.html", {
         "floor_confirmation": _floor_confirmation(ctx, action),
         "moving_jobs": repair.moving_jobs(ctx) if ctx else [],
-        "workflow_id": workflow_id, "action": action, "action_label": RepairAction(action).label,
+        "workflow_id": workflow_id, "action": action, "action_label": codes.action_label(action),
         "slug": RepairAction(action).slug, "form": form, "ctx": ctx, "refused": refused,
         "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
         "pause_reason": selectors.pause_reason(workflow_id=workflow_id),
@@ -139,7 +155,7 @@ def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | 
 def workflow_repair(request, workflow_id: int):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(_(texts.NOT_FOUND) % {"workflow_id": workflow_id})
     return render(request, "repair/workflow.html", {
         "workflow_id": workflow_id, "ctx": ctx, "evidence": ctx.evidence,
         "panel": selectors.repair_panel(user=request.user, workflow_id=workflow_id)})
@@ -153,7 +169,7 @@ def action_form(request, workflow_id: int, slug: str):
         raise PermissionDenied("Your role may not take this action.")
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
-        raise Http404(f"Workflow {workflow_id} does not exist.")
+        raise Http404(_(texts.NOT_FOUND) % {"workflow_id": workflow_id})
     form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id),
                       floor_confirmation=_floor_confirmation(ctx, action))
     return _form_page(request, workflow_id, action, form)
@@ -179,7 +195,7 @@ def action_preview(request, workflow_id: int, slug: str):
         return _form_page(request, workflow_id, action, form, refused=refused)
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
-        "action_label": RepairAction(action).label, "req": req, "key": key,
+        "action_label": codes.action_label(action), "req": req, "key": key,
         "evidence": preview.context.evidence, "result": preview.result,
         "changes": selectors.change_rows(preview.result.changes), "preview_mode": True,
         "is_proposal": action == RepairAction.CANCEL_PROPOSE,
@@ -236,7 +252,7 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
     stale = preview is not None and preview.fingerprint != prop.fingerprint
     pending = prop.status == CancelProposal.Status.PENDING
     return render(request, "repair/proposal.html", {
-        "blocker": repair.approval_blocker(proposal=prop) if pending and preview is None else "",
+        "blocker": shown(repair.approval_blocker(proposal=prop)) if pending and preview is None else "",
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
         "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
@@ -306,7 +322,8 @@ def audit_list(request):
     filters = form.cleaned_data if form.is_valid() else {}
     before = request.GET.get("before", "")
     if before and not is_ascii_int(before, minimum=1):
-        return _bad_input(request, InputRefused("before", "field 'before' must be an audit entry id"))
+        return _bad_input(request, InputRefused("before", _field_message(
+            gettext_noop("field '%(name)s' must be an audit entry id"), "before")))
     before_id = int(before) if before else None
     page = selectors.audit_page(filters=filters, before_id=before_id)
     query = request.GET.copy()
@@ -343,6 +360,8 @@ def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
     rows = evidence_rows(entry.evidence_before, entry.evidence_after)
     return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
+                                                       "message": shown(entry.message),
+                                                       "decision_after": shown(entry.decision_after),
                                                        "changes": selectors.change_rows(entry.changes),
                                                        "evidence_rows": rows,
                                                        "evidence_changed": sum(r.changed for r in rows)})
@@ -424,7 +443,8 @@ def batch_result(request, pk: int):
     which stops polling (no trigger rendered) once every workflow has its outcome."""
     batch = get_object_or_404(RepairBatch.objects.select_related("created_by"), pk=pk)
     progress = selectors.batch_progress(batch=batch)
-    context = {"batch": batch, "progress": progress, "entries": progress.entries, "applied": progress.applied,
+    entries = [(e, shown(e.message)) for e in progress.entries]
+    context = {"batch": batch, "progress": progress, "entries": entries, "applied": progress.applied,
                "refused": progress.refused, "refresh_seconds": refresh_seconds()}
     if wants_fragment(request):
         return render(request, "repair/batch_result.html#batch-progress", context)

@@ -1,0 +1,335 @@
+"""The audited repair flow in Simplified Chinese: every repair page, in each state that shows
+different text, rendered with a zh-Hans browser, has no English left in its visible text except
+codes and what the test typed itself (user names, written reasons). Refusal and audit messages
+are stored in English and read back in the reader's language; the English pages are unchanged."""
+
+import pytest
+from django.urls import reverse
+from django.utils import translation
+
+from console.models import CancelProposal, RepairAudit, RepairBatch
+from console.repair import texts
+from console.repair.forms import AuditFilterForm, RepairForm
+from tests.repair_support import *  # noqa: F403  (fixtures)
+from tests.repair_support import fingerprint, key, paused, run_queued_tasks
+from tests.visible_text import WORD, english_left
+
+ZH = {"Accept-Language": "zh-Hans"}
+REASON = "Checked the aisle with the night shift"
+SHORT = "gone"
+USERS = {"olga", "sven", "lena", "lars"}
+TYPED = USERS | set(REASON.split()) | {SHORT}
+
+
+def chinese(response, *expected, status=200):
+    """The page's HTML, after checking it is Chinese all through (codes and typed words aside)."""
+    html = response.content.decode()
+    assert response.status_code == status, html[:800]
+    assert '<html lang="zh-hans">' in html
+    assert english_left(html, allow=TYPED) == []
+    for text in expected:
+        assert text in html, text
+    return html
+
+
+def hostile_words(data, form=None) -> set[str]:
+    """The words of console.input_checks' own message for a hostile field (that module words it,
+    in the reader's language once it is translated there), which the repair page quotes."""
+    with translation.override("zh-hans"):
+        form = form(data) if form else RepairForm(data, action="REISSUE", pause_reason=None)
+        return {w for errors in form.errors.values() for e in errors for w in WORD.findall(str(e))}
+
+
+def chinese_but(response, allowed, *expected, status=200):
+    global TYPED
+    typed, TYPED = TYPED, TYPED | allowed
+    try:
+        return chinese(response, *expected, status=status)
+    finally:
+        TYPED = typed
+
+
+def preview_url(wid, slug):
+    return reverse("repair-preview", args=[wid, slug])
+
+
+def apply_url(wid, slug):
+    return reverse("repair-apply", args=[wid, slug])
+
+
+def post(client, url, data):
+    return client.post(url, data, headers=ZH)
+
+
+def get(client, url, data=None):
+    return client.get(url, data or {}, headers=ZH)
+
+
+def previewed(client, wid, slug, code, **extra):
+    response = post(client, preview_url(wid, slug), {"reason_code": code, "reason_text": REASON, **extra})
+    assert response.status_code == 200, response.content.decode()[:800]
+    return response
+
+
+def applied(client, wid, slug, code, **extra):
+    page = previewed(client, wid, slug, code, **extra)
+    return post(client, apply_url(wid, slug), {
+        "reason_code": code, "reason_text": REASON, "fingerprint": page.context["preview"].fingerprint,
+        "idempotency_key": page.context["key"], **extra})
+
+
+# --- the workflow's repair page, the form, the preview, the audit entry -----------------------------
+
+
+def test_the_repair_page_form_preview_and_audit_entry_speak_chinese(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    chinese(get(client, reverse("repair-workflow", args=[wid])),
+            "修复工作流", "当前证据", "重新下发作业", "不可用", "此工作流尚未尝试过修复", "修复审计")
+    chinese(get(client, reverse("repair-form", args=[wid, "reissue"])),
+            "原因码", "书面原因", "移库作业在重启时丢失", "预览更改", "当前证据")
+    html = chinese(previewed(client, wid, "reissue", "JOB_LOST_AT_RESTART"),
+                   "预览：重新下发作业", "确认后将执行的操作", "已重新创建作业", "第 1 步", "将更改的行", "你的原因")
+    assert "确认并应用" in html
+    response = applied(client, wid, "reissue", "JOB_LOST_AT_RESTART")
+    assert response.status_code == 303
+    entry = RepairAudit.objects.filter(outcome="APPLIED").last()
+    # Stored as ever, in English; read in Chinese.
+    assert entry.message.startswith("job TDY-") and "created again (status 1)" in entry.message
+    chinese(get(client, response["Location"]),
+            "已重新创建作业", "之后的决策表结论", "之前和之后的证据", "已更改", "工作流状态", "应用")
+    # The panel's audit trail now lists the attempt.
+    chinese(get(client, reverse("repair-workflow", args=[wid])), "修复审计记录", "此工作流的完整审计")
+
+
+def test_a_form_with_field_errors_and_a_refused_precondition_speak_chinese(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    html = chinese(post(client, preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART",
+                                                              "reason_text": SHORT}),
+                   "请更正下面的字段", "请至少写 15 个字符")
+    assert "Write at least" not in html
+    chinese(post(client, preview_url(wid, "reissue"), {"reason_code": "", "reason_text": ""}),
+            "必须填写书面原因")
+    chinese(post(client, preview_url(wid, "reissue"), {"reason_code": "TRAY_FOUND_AT_SOURCE",
+                                                       "reason_text": REASON}),
+            "不适用于此操作和暂停原因")
+    # The decision table still pauses it: refused with the table's own explanation, translated.
+    chinese(post(client, preview_url(wid, "recheck"), {"reason_code": "WMS_RECORDS_FIXED", "reason_text": REASON}),
+            "已拒绝（PRECONDITION）",
+            "决策表仍判定以", "既没有匹配的活动作业，也没有匹配的完成作业", "此次尝试已记入审计记录")
+
+
+def test_scanned_codes_that_do_not_match_and_a_reconcile_form_speak_chinese(repair_db, operator, client):
+    built = paused(repair_db, "active_not_pre_move")
+    wid, move = built.workflow_id, built.moves[0]
+    client.force_login(operator)
+    chinese(get(client, reverse("repair-form", args=[wid, "reconcile-target"])),
+            "托盘码（扫描或输入）", "它的目标货位")
+    chinese(post(client, preview_url(wid, "reconcile-target"), {
+        "reason_code": "TRAY_FOUND_AT_TARGET", "reason_text": REASON, "tray_code": "T-WRONG-9",
+        "space_code": move.source}),
+        "扫描的托盘", "不是该步骤的托盘", "那是这次移库的另一端", "扫描的编码与记录不符",
+        '扫描的托盘 <code translate="no">T-WRONG-9</code> 不是该步骤的托盘。')  # on the field, not escaped
+    # A reissue is refused on this evidence: every why-not of the panel reads in Chinese.
+    chinese(get(client, reverse("repair-workflow", args=[wid])), "作业", "不可用")
+
+
+def test_refusal_pages_speak_chinese(repair_db, operator, supervisor, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    page = previewed(client, wid, "reissue", "JOB_LOST_AT_RESTART")
+    # Stale evidence: the fingerprint confirmed is not the evidence's.
+    stale = post(client, apply_url(wid, "reissue"), {
+        "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": "0" * 64,
+        "idempotency_key": page.context["key"]})
+    chinese(stale, "没有应用任何更改", "证据在你预览之后发生了变化", "当前证据", "基于当前证据重新开始",
+            "返回工作流", status=409)
+    # No submission key.
+    chinese(post(client, apply_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON,
+                                                    "fingerprint": fingerprint(wid), "idempotency_key": ""}),
+            "表单缺少提交密钥", status=409)
+    # A role that may not repair.
+    client.force_login(supervisor)
+    chinese(post(client, preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON}),
+            "你的角色不能执行此操作", status=403)
+    # An operator proposing a cancel.
+    client.force_login(operator)
+    chinese(post(client, apply_url(wid, "cancel"), {"reason_code": "TIDY_NO_LONGER_NEEDED", "reason_text": REASON,
+                                                   "fingerprint": fingerprint(wid), "idempotency_key": key()}),
+            "你的角色不能执行此操作", status=403)
+    # The audit list holds the refusals; one entry of each reads in Chinese.
+    chinese(get(client, reverse("repair-audit")), "修复审计", "筛选", "导出 CSV", "之后是否一致", "（预览）")
+    for entry in RepairAudit.objects.all():
+        chinese(get(client, reverse("repair-audit-entry", args=[entry.pk])), "结果：", "之前和之后的证据")
+
+
+def test_bad_input_speaks_chinese(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    html = chinese(get(client, reverse("repair-audit"), {"before": "abc"}), "没有记录任何内容", "必须是审计条目编号",
+                   status=400)
+    assert "<code>before</code>" in html
+    hostile = {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": "bad\x00byte in the reason",
+               "fingerprint": "x" * 64, "idempotency_key": key()}
+    html = chinese_but(post(client, apply_url(wid, "reissue"), hostile), hostile_words(hostile),
+                       "没有记录任何内容", "字段 <code>reason_text</code>", "返回工作流", status=400)
+    assert "field 'reason_text'" not in html
+    # A workflow that does not exist: the 404 page (not the repair flow's) names it in Chinese.
+    assert "工作流 999999 不存在。" in get(client, reverse("repair-workflow", args=[999999])).content.decode()
+    html = get(client, reverse("repair-form", args=[wid, "fix-it"])).content.decode()
+    assert "没有修复操作 &#x27;fix-it&#x27;。" in html
+    bad = {"workflow": "x"}
+    chinese_but(get(client, reverse("repair-audit"), bad), hostile_words(bad, form=AuditFilterForm), "修复审计",
+                "工作流", status=400)
+
+
+# --- four eyes ------------------------------------------------------------------------------------------
+
+
+def test_a_cancel_proposal_waiting_approved_and_rejected_speaks_chinese(repair_db, shiftlead, shiftlead2, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    other = paused(repair_db, "job_missing").workflow_id
+    client.force_login(shiftlead)
+    chinese(get(client, reverse("repair-form", args=[wid, "cancel"])), "提议取消并释放", "不再需要此整理")
+    chinese(previewed(client, wid, "cancel", "TIDY_NO_LONGER_NEEDED"),
+            "现在不会更改任何内容", "批准后将执行的操作", "工作流 CANCELLED", "个锁")
+    response = applied(client, wid, "cancel", "TIDY_NO_LONGER_NEEDED")
+    assert response.status_code == 303
+    proposal = CancelProposal.objects.get(workflow_id=wid)
+    # Waiting, seen by its proposer: withdraw only.
+    chinese(get(client, response["Location"]), "这是你提出的提议", "撤回 — 不做任何更改",
+            "不需要：提议时没有搬运车")
+    # The workflow page's panel shows the pending proposal; the list shows it waiting.
+    chinese(get(client, reverse("repair-workflow", args=[wid])), "提议取消并释放（", "查看、批准或驳回")
+    chinese(get(client, reverse("repair-proposals")), "等待批准", "提议")
+    # Nobody approves their own proposal.
+    chinese(post(client, reverse("repair-proposal-approve", args=[proposal.pk]), {
+        "reason_code": "CANCEL_CHECKED_ON_FLOOR", "reason_text": REASON, "idempotency_key": key(),
+        "fingerprint": fingerprint(wid)}), "任何人都不能批准自己的提议", status=403)
+    # A second shift lead: the approval form, with field errors, then approved.
+    client.force_login(shiftlead2)
+    chinese(get(client, response["Location"]), "批准（双人复核）", "现在批准将执行的操作", "驳回 — 不做任何更改")
+    chinese(post(client, reverse("repair-proposal-approve", args=[proposal.pk]), {
+        "reason_code": "CANCEL_CHECKED_ON_FLOOR", "reason_text": SHORT, "idempotency_key": key(),
+        "fingerprint": fingerprint(wid)}), "请至少写 15 个字符")
+    done = post(client, reverse("repair-proposal-approve", args=[proposal.pk]), {
+        "reason_code": "CANCEL_CHECKED_ON_FLOOR", "reason_text": REASON, "idempotency_key": key(),
+        "fingerprint": fingerprint(wid)})
+    assert done.status_code == 303
+    approval = RepairAudit.objects.filter(action="CANCEL_APPROVE", outcome="APPLIED").first()
+    assert approval.message.startswith(f"approved proposal {proposal.pk} by lena: ")
+    chinese(get(client, done["Location"]), "已批准", "的提议", "工作流 CANCELLED", "批准取消并释放")
+    chinese(get(client, reverse("repair-proposal", args=[proposal.pk])), "决定人", "此提议的审计")
+    # A second proposal, rejected.
+    client.force_login(shiftlead)
+    applied(client, other, "cancel", "TIDY_NO_LONGER_NEEDED")
+    second = CancelProposal.objects.get(workflow_id=other)
+    client.force_login(shiftlead2)
+    rejected = post(client, reverse("repair-proposal-reject", args=[second.pk]), {
+        "reason_code": "REPAIRABLE_INSTEAD", "reason_text": REASON, "idempotency_key": key()})
+    assert rejected.status_code == 303
+    chinese(get(client, rejected["Location"]), "已驳回", "没有任何更改", "驳回取消并释放")
+    chinese(get(client, reverse("repair-proposal", args=[second.pk])), "决定人")
+    chinese(get(client, reverse("repair-proposals")), "已决定", "由")
+    # Deciding a closed proposal is refused.
+    chinese(post(client, reverse("repair-proposal-reject", args=[second.pk]), {
+        "reason_code": "REPAIRABLE_INSTEAD", "reason_text": REASON, "idempotency_key": key()}),
+        "不在等待中", status=409)
+
+
+def test_a_cancel_while_a_vehicle_may_move_the_tray_speaks_chinese(repair_db, shiftlead, client):
+    built = paused(repair_db, "active_not_pre_move")
+    wid = built.workflow_id
+    client.force_login(shiftlead)
+    chinese(get(client, reverse("repair-form", args=[wid, "cancel"])), "搬运车可能正在搬运此托盘", "（状态 3）")
+    chinese(post(client, preview_url(wid, "cancel"), {"reason_code": "TRAY_MISSING_OR_DAMAGED",
+                                                      "reason_text": REASON}),
+            "扫描或输入托盘上读到的托盘码", "扫描或输入托盘现在所在的货位", "搬运车可能正在搬运托盘")
+    move = built.moves[0]
+    page = previewed(client, wid, "cancel", "TRAY_MISSING_OR_DAMAGED", tray_code=move.tray_code,
+                     space_code=move.source)
+    chinese(page, "现场确认：在货位", "批准前请确认 WCS 已停止它们")
+    response = applied(client, wid, "cancel", "TRAY_MISSING_OR_DAMAGED", tray_code=move.tray_code,
+                       space_code=move.source)
+    chinese(get(client, response["Location"]), "批准会将库存和货位记录更正到该货位")
+    entry = RepairAudit.objects.filter(outcome="PROPOSED").last()
+    chinese(get(client, reverse("repair-audit-entry", args=[entry.pk])), "现场确认：托盘", "须由另一位班组长批准")
+
+
+# --- batch re-check --------------------------------------------------------------------------------------
+
+
+def test_the_batch_pages_speak_chinese(repair_db, operator, client):
+    fixed = paused(repair_db, "job_missing")
+    repair_db.job(fixed, 0, status=1)  # restored in the WMS
+    unfixed = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    chinese(get(client, reverse("repair-batch")), "批量复核并恢复运行", "个暂停的工作流符合", "恢复运行（",
+            "保持暂停", "检查所选工作流", "任意来源", "不到 1 小时")
+    chinese(get(client, reverse("repair-batch"), {"q": "nothing-matches-this"}), "没有符合的暂停工作流")
+    preview = post(client, reverse("repair-batch-preview"), {"workflow": [str(fixed.workflow_id), str(unfixed)]})
+    chinese(preview, "复核 2 个工作流", "将复核 <strong>2</strong> 个暂停的工作流", "将保持暂停", "已在 WMS 中更正记录")
+    chinese(post(client, reverse("repair-batch-preview"), {"all_matching": "1", "reason": "RECOVERY_JOB_MISSING"}),
+            "（所有符合筛选条件的）")
+    rows = preview.context["rows"]
+    data = {"workflow": [f"{r.workflow_id}:{r.fingerprint}" for r in rows], "reason_code": "WMS_RECORDS_FIXED",
+            "reason_text": SHORT, "idempotency_key": key()}
+    chinese(post(client, reverse("repair-batch-apply"), data), "请更正下面的原因", "请至少写 15 个字符")
+    response = post(client, reverse("repair-batch-apply"), {**data, "reason_text": REASON, "idempotency_key": key()})
+    assert response.status_code == 303
+    chinese(get(client, response["Location"]), "批量复核", "尚未复核任何工作流", "任务队列逐个复核它们")
+    assert run_queued_tasks() == 1
+    batch = RepairBatch.objects.get()
+    chinese(get(client, response["Location"]), "已完成 <strong>2</strong>/2", "个已恢复运行", "决策表仍判定以",
+            "已恢复运行；工作流重新处于活动状态")
+    chinese(get(client, reverse("repair-audit"), {"batch": batch.pk}), f"批次 {batch.pk}")
+    for entry in batch.audit.all():
+        chinese(get(client, reverse("repair-audit-entry", args=[entry.pk])), f"批量复核 {batch.pk}")
+    # Nothing selected.
+    chinese(post(client, reverse("repair-batch-apply"), {"reason_code": "WMS_RECORDS_FIXED", "reason_text": REASON,
+                                                         "idempotency_key": key()}),
+            "请至少选择一个工作流", status=409)
+
+
+# --- stored texts, read back ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stored", [
+    "job TDY-7-1 created again (status 1); step 1 DISPATCHED; workflow ACTIVE",
+    "tray T-0042 recorded at target A01-02-03; job TDY-7-1 archived with status 4; step 1 COMPLETED; "
+    "next job TDY-7-2 dispatched",
+    "approved proposal 3 by lena: 1 step(s) CANCELLED; 0 active job(s) archived with their own status; "
+    "workflow CANCELLED; 2 lock(s) released",
+    "The scanned codes do not match the records: Scanned tray (empty) is not the step's tray. Scanned space A01 "
+    "is not the step's target. That is the other end of the move: choose the other location.",
+    "still PAUSED_RECOVERY; if it were active the table would say PAUSE RECOVERY_JOB_MISSING (no-job)",
+    "ACTIVE: LEAVE (active-job-pre-move)",
+])
+def test_every_stored_sentence_reads_back_in_chinese_and_stays_as_it_is_in_english(stored):
+    with translation.override("zh-hans"):
+        shown = str(texts.shown(stored))
+    assert shown != stored and english_left(f"<p>{shown}</p>", allow={"lena"}) == []
+    with translation.override("en"):
+        assert texts.shown(stored) == stored
+
+
+def test_an_unknown_stored_text_is_shown_as_it_is():
+    with translation.override("zh-hans"):
+        assert texts.shown("something the console never wrote") == "something the console never wrote"
+
+
+def test_the_english_pages_are_unchanged(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    html = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART",
+                                                     "reason_text": SHORT}).content.decode()
+    assert '<html lang="en">' in html and "Write at least 15 characters" in html and "Preview the changes" in html
+    page = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON})
+    html = page.content.decode()
+    assert "What confirming will do" in html and "created again (status 1); step 1 DISPATCHED" in html
+    entry = client.post(apply_url(wid, "reissue"), {
+        "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": page.context["preview"].fingerprint,
+        "idempotency_key": page.context["key"]})
+    html = client.get(entry["Location"]).content.decode()
+    assert "Re-issue job" in html and "Evidence before and after" in html and "workflow status" in html
