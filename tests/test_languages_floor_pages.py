@@ -274,12 +274,12 @@ def test_the_security_page_without_lockouts_speaks_chinese(client, personas):  #
 
 
 @pytest.mark.parametrize("path,params,expected", [
-    ("/paused/", {"q": "a\x07b"}, "<p>q: 该值包含一个控制字符（U+0007）</p>"),
-    ("/paused/", {"origin": "a\x00b"}, "<p>origin: 该值包含一个 NUL 字节</p>"),
-    ("/locks/", {"after": "²-1"}, "<p>after: 列表位置包含数字 0-9 和 &#x27;-&#x27; 以外的字符</p>"),
-    ("/paused/", {"before": "1-99999999999999999999"}, "<p>before: 列表位置中的数字超出范围</p>"),
+    ("/paused/", {"q": "a\x07b"}, "<p>搜索: 该值包含一个控制字符（U+0007）</p>"),
+    ("/paused/", {"origin": "a\x00b"}, "<p>来源: 该值包含一个 NUL 字节</p>"),
+    ("/locks/", {"after": "²-1"}, "<p>列表位置: 列表位置包含数字 0-9 和 &#x27;-&#x27; 以外的字符</p>"),
+    ("/paused/", {"before": "1-99999999999999999999"}, "<p>列表位置: 列表位置中的数字超出范围</p>"),
 ])
-def test_a_refused_list_filter_names_the_field_in_chinese(wms, supervisor_client, path, params, expected):  # noqa: F811
+def test_a_refused_list_filter_names_the_field_by_its_chinese_label(wms, supervisor_client, path, params, expected):  # noqa: F811
     html = page(supervisor_client, path, params, status=400)
     assert expected in html
 

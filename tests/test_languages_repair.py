@@ -231,7 +231,7 @@ def test_a_cancel_proposal_waiting_approved_and_rejected_speaks_chinese(repair_d
     assert rejected.status_code == 303
     chinese(get(client, rejected["Location"]), "已驳回", "没有任何更改", "驳回取消并释放")
     chinese(get(client, reverse("repair-proposal", args=[second.pk])), "决定人")
-    chinese(get(client, reverse("repair-proposals")), "已决定", "由")
+    chinese(get(client, reverse("repair-proposals")), "决策时间", "由")
     # Deciding a closed proposal is refused.
     chinese(post(client, reverse("repair-proposal-reject", args=[second.pk]), {
         "reason_code": "REPAIRABLE_INSTEAD", "reason_text": REASON, "idempotency_key": key()}),

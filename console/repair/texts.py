@@ -18,6 +18,8 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_noop
 
+from recovery.decisions import RULE_EXPLANATIONS
+
 # --- frame -----------------------------------------------------------------------------------------
 BUSY = gettext_noop("Workflow %(workflow_id)s is busy: recovery, a callback or another repair held it for over "
                     "%(ms)s ms. Nothing changed; try again.")
@@ -132,20 +134,6 @@ RECOVERY_SENTENCES = (
     gettext_noop("workflow CANCELLED"),
     gettext_noop("%(count)s lock(s) released"),
     gettext_noop("tray %(tray)s recorded at %(space)s, where it was found on the floor"),
-    # recovery.decisions.RULE_EXPLANATIONS
-    gettext_noop("The workflow is not ACTIVE (already paused, completed or cancelled): recovery leaves it."),
-    gettext_noop("Every step is COMPLETED and no TDY job of the workflow is active."),
-    gettext_noop("Every step is COMPLETED, yet a TDY job of the workflow is still active."),
-    gettext_noop("The step's job id is both active (mydo_job) and archived (mydo_job_finish)."),
-    gettext_noop("The active job's type, tray, source or target differs from the step."),
-    gettext_noop("The matching active job's status is not 1, 2 or 3."),
-    gettext_noop("A matching active job (status 1-3) with stock, source and target in the pre-move state."),
-    gettext_noop("A matching active job exists, but stock or spaces are not in the pre-move state."),
-    gettext_noop("The finished job's type, tray, source or target differs from the step."),
-    gettext_noop("The finish archive holds the step's job id more than once."),
-    gettext_noop("No active job; a matching finish job (status 4) and stock and spaces are terminal."),
-    gettext_noop("A matching finish job exists, but its status or stock and spaces are not terminal."),
-    gettext_noop("Neither a matching active job nor a matching finish job exists."),
 )
 
 # Placeholders read back with their own pattern; any other name matches any text.
@@ -172,8 +160,10 @@ def english(template: str, **values) -> str:
 
 def _templates() -> list[str]:
     skip = {"NUMBER", "CODE", "ANY", "NONE", "EMPTY"}
+    # The decision rules' explanations are recovery's own English (their translations are marked
+    # once, in console/reason_codes.py RULE_TEXTS).
     return [v for k, v in globals().items() if k.isupper() and k not in skip and isinstance(v, str)] + list(
-        RECOVERY_SENTENCES)
+        RECOVERY_SENTENCES) + list(RULE_EXPLANATIONS.values())
 
 
 @cache
