@@ -19,11 +19,9 @@ import json
 import logging
 import re
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
@@ -88,6 +86,8 @@ class CallbackResult:
     step_id: int | None = None
     extra: dict = field(default_factory=dict)
     state: dict | None = None
+    # True once its receipt is written (with the effect, in the same round trip: §8).
+    recorded: bool = field(default=False, compare=False, repr=False)
 
     def body(self) -> dict:
         out = {"outcome": self.outcome, "message": self.message, "job_id": self.job_id,
@@ -113,8 +113,8 @@ def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
     return {"workflow_id": workflow_id, "status": status, "pause_reason": reason, "steps": steps}
 
 
-def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str,
-                    job_status: int | None, event_id: str | None) -> dict:
+def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
+                    job_status: int | None = None, event_id: str | None = None) -> dict:
     return {
         "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
         "step_id": result.step_id, "stage": stage, "job_status": job_status,
@@ -140,8 +140,8 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     """Write the receipt and read the workflow's resulting state in one statement."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    ((_, rows),) = _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE,
-                                    {**params, "workflow_id": workflow_id})])
+    ((_, rows),) = tx.run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE,
+                                      {**params, "workflow_id": workflow_id})])
     log_callback_outcome(params)
     return _state_from_rows(workflow_id, rows)
 
@@ -152,7 +152,7 @@ def _record_prepared(*, endpoint: str, result: CallbackResult, payload: Any, sta
     took no transaction (a duplicate answered from one read)."""
     params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
                              job_status=job_status, event_id=event_id)
-    _run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
+    tx.run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
     log_callback_outcome(params)
 
 
@@ -187,6 +187,9 @@ class CallbackTarget:
     step_status: str | None
     active_status: int | None
     finish_count: int
+    # The workflow's first step other than this one that is not COMPLETED (by step_no): the step
+    # the advancement dispatches next; None when this is the last one left.
+    next_step_id: int | None = None
     # The workflow's evidence, read in the same round trip as the lock when the callback asked
     # for it (jobFinish); None: read it when needed.
     evidence: TidyRecoveryEvidence | None = field(default=None, compare=False, repr=False)
@@ -208,41 +211,6 @@ def _lock_timeout_ms() -> int:
     return settings.WCS_CALLBACK_LOCK_TIMEOUT_MS
 
 
-# psycopg prepares only on request (prepare=True) once the threshold is out of reach
-# (recovery.prepared does the same).
-_NEVER_AUTOMATICALLY = 2**31
-
-
-def _run_pipelined(statements: list[tuple[str, dict]]) -> list[tuple[list[str], list[tuple]]]:
-    """Run prepared statements in order, in the current transaction, in one network round trip
-    (psycopg's pipeline mode when there are several; the transaction's BEGIN travels with them). PostgreSQL still runs
-    them one after the other, each with its own snapshot, so a read after the row lock sees what
-    was committed before the lock was granted. Errors surface as Django DatabaseErrors."""
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = _NEVER_AUTOMATICALLY
-    cursors = []
-    with connection.wrap_database_errors:
-        try:
-            with raw.pipeline() if len(statements) > 1 else nullcontext():
-                for sql, params in statements:
-                    cursor = psycopg.Cursor(raw)
-                    cursors.append(cursor)
-                    cursor.execute(sql, params, prepare=True)
-            return [(_column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
-        finally:
-            for cursor in cursors:
-                cursor.close()
-
-
-def _column_names(cursor: psycopg.Cursor) -> list[str]:
-    # Straight from the result: `cursor.description` builds a Column object per column on every
-    # access, which for the evidence row costs more than the rest of the callback's Python.
-    result = cursor.pgresult
-    return [result.fname(i).decode() for i in range(result.nfields)]
-
-
 def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: bool,
                          with_evidence: bool) -> tuple[str | None, CallbackTarget | None]:
     """Lock the workflow row first (skipping it when another holds it, or waiting at most the lock
@@ -256,7 +224,7 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
     statements.append((wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
     if with_evidence:
         statements.append((wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}))
-    results = _run_pipelined(statements)[1 if wait else 0:]
+    results = tx.run_pipelined(statements)[1 if wait else 0:]
     locked = results[0][1]
     if not locked:
         return None, None
@@ -268,7 +236,8 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
 
 
 def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
-                     receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False) -> CallbackResult:
+                     receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False,
+                     receipt_with_effect: bool = False) -> CallbackResult:
     """The shared frame of both callbacks: parse the id, lock the workflow row first (with a
     lock timeout), read what the job names, hand over to `under_lock`, record the receipt.
 
@@ -276,7 +245,9 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
     duplicate of a callback already applied: docs/architecture.md §8); it returns None for
     everything it cannot prove, which then takes the locked path. The lock and the reads under it
     travel in one round trip (`lock_and_read_target`); `evidence_with_lock` adds the workflow's
-    evidence to that trip for a callback that usually needs it."""
+    evidence to that trip for a callback that usually needs it. With `receipt_with_effect`,
+    `under_lock` is also given `receipt` (the receipt's parameters of a result) so it can write
+    the receipt in the round trip of its effect; a result it recorded says so (`recorded`)."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -315,8 +286,15 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
                                         f"unknown job {job_id}: no such job in mydo_job nor mydo_job_finish",
                                         job_id, workflow_id, step_id)
             else:
-                result = under_lock(request, workflow_id=workflow_id, step_id=step_id, status=status, target=target)
-            if result.http_status == 404:
+                def receipt(result: CallbackResult) -> dict:
+                    return _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started,
+                                           **receipt_kw)
+
+                result = under_lock(request, workflow_id=workflow_id, step_id=step_id, status=status, target=target,
+                                    **({"receipt": receipt} if receipt_with_effect else {}))
+            if result.recorded:
+                pass
+            elif result.http_status == 404:
                 callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started,
                                         **receipt_kw)
             else:
@@ -372,7 +350,7 @@ def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int,
     (it changes nothing), read from one snapshot without a lock; None when that is not proven.
     The read is the callback's moment: a later pause or repair does not make it wrong, exactly as
     if the callback had taken the lock just before them."""
-    ((_, rows),) = _run_pipelined([(wms_sql.FINISH_DUPLICATE_PROBE, {
+    ((_, rows),) = tx.run_pipelined([(wms_sql.FINISH_DUPLICATE_PROBE, {
         "workflow_id": workflow_id, "step_id": step_id, "job_id": request.job_id, "stage": request.stage})])
     if not rows or rows[0][5] is None or rows[0][0] not in (TidyWorkflow.Status.ACTIVE,
                                                             TidyWorkflow.Status.COMPLETED):
@@ -385,10 +363,16 @@ def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int,
 
 
 def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: int, status: str,
-                      target: CallbackTarget) -> CallbackResult:
+                      target: CallbackTarget, receipt=None) -> CallbackResult:
     """jobFinish under the workflow row lock: complete the move when the job is still active and
     the evidence is the consistent pre-move state, or advance an archived move whose finish is
-    proven, exactly as recovery would; refuse (409, nothing changed) anything else."""
+    proven, exactly as recovery would; refuse (409, nothing changed) anything else.
+
+    Accepted, the move (in its savepoint), the advancement and, given `receipt` (the receipt's
+    parameters of a result), the receipt with the resulting state travel in one round trip
+    (`tx.finish_step`). The receipt's message names the next job before the advancement ran:
+    under the row lock the workflow's steps cannot change, and the advancement's own answer is
+    checked against it (a difference raises StaleWrite: everything rolls back, no receipt lies)."""
     job_id = request.job_id
 
     def answer(code, outcome, message, **extra):
@@ -413,10 +397,6 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
         if decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
             return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {decision.explanation}",
                           reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
-        try:
-            tx.complete_move_job(job_id)
-        except tx.MoveRefused as exc:
-            return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {exc}")
         moved = True
     else:
         # Archived but not advanced (the procedure ran before a crash): advance only when the
@@ -426,20 +406,38 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
                           f"the job is archived but the finish is not proven: {decision.explanation}",
                           reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
         moved = False
-    advanced = tx.advance_step(workflow_id=workflow_id, step=evidence.step, stage=request.stage,
-                               payload=_event_payload(request))
+    next_job_id = tidy_job_id(workflow_id, target.next_step_id) if target.next_step_id is not None else None
     message = (f"step {target.step_no} completed"
                + ("" if moved else " (the move was already archived; inventory not moved again)")
-               + ("; workflow completed, locks released" if advanced.workflow_completed
-                  else f"; next job {advanced.next_job_id} created"))
-    return answer(200, Outcome.ACCEPTED, message, inventory_moved=moved, event_recorded=advanced.event_recorded,
-                  next_job_id=advanced.next_job_id, workflow_completed=advanced.workflow_completed)
+               + ("; workflow completed, locks released" if next_job_id is None
+                  else f"; next job {next_job_id} created"))
+    result = answer(200, Outcome.ACCEPTED, message, inventory_moved=moved, event_recorded=None,
+                    next_job_id=next_job_id, workflow_completed=next_job_id is None)
+    then, params = [], None
+    if receipt is not None:
+        params = receipt(result)
+        then = [(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE, {**params, "workflow_id": workflow_id})]
+    try:
+        advanced, after = tx.finish_step(workflow_id=workflow_id, step=evidence.step, stage=request.stage,
+                                         payload=_event_payload(request), move_job_id=job_id if moved else None,
+                                         then=then)
+    except tx.MoveRefused as exc:
+        return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {exc}")
+    if advanced.next_job_id != next_job_id:
+        raise tx.StaleWrite(f"advance workflow {workflow_id}: next job {advanced.next_job_id}, "
+                            f"but the steps read under the lock named {next_job_id}")
+    result.extra["event_recorded"] = advanced.event_recorded
+    if params is not None:
+        log_callback_outcome(params)
+        result.state = _state_from_rows(workflow_id, after[0][1])
+        result.recorded = True
+    return result
 
 
 def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_FINISH, request=request,
                             under_lock=finish_under_lock, before_lock=finish_duplicate_before_lock,
-                            evidence_with_lock=True,
+                            evidence_with_lock=True, receipt_with_effect=True,
                             receipt_kw={"stage": request.stage, "event_id": request.event_id})
 
 

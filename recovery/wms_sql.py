@@ -266,13 +266,23 @@ SELECT set_config('lock_timeout', %(lock_timeout)s, true)
 """
 
 # What a callback names, read under the workflow row lock: the step (it must belong to the
-# workflow the job id names) and the job in both job tables (primary key / mydo_job_finish_job_id_idx).
+# workflow the job id names), the job in both job tables (primary key / mydo_job_finish_job_id_idx)
+# and the step ADVANCE_WORKFLOW would dispatch once this one is COMPLETED (the first other step not
+# COMPLETED, by step_no; tidy_step_workflow_step_no_key), so a jobFinish's receipt can name the
+# next job in the same round trip as the advancement (docs/architecture.md §8).
 CALLBACK_TARGET = """
 SELECT s.step_id,
        s.step_no,
        s.status AS step_status,
        (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
-       (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count
+       (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
+       (SELECT n.step_id
+        FROM alg.tidy_step AS n
+        WHERE n.workflow_id = %(workflow_id)s
+          AND n.step_id <> %(step_id)s
+          AND n.status IS DISTINCT FROM 'COMPLETED'
+        ORDER BY n.step_no
+        LIMIT 1) AS next_step_id
 FROM (SELECT 1) AS one
 LEFT JOIN alg.tidy_step AS s
     ON s.step_id = %(step_id)s

@@ -16,9 +16,12 @@ Rules (docs/architecture.md §6):
 
 import json
 import logging
+import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 
+import psycopg
 from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
@@ -112,26 +115,126 @@ def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: d
                  expected_workflow_status: str = "ACTIVE") -> AdvanceResult:
     """Record the finish of `step` with `stage`, complete it, then dispatch the next step's job
     or complete the workflow and release its locks. Moves no inventory. Two prepared
-    statements: this runs for every callback and every proven finish."""
+    statements in one round trip: this runs for every callback and every proven finish."""
+    advanced, _ = finish_step(workflow_id=workflow_id, step=step, stage=stage, payload=payload,
+                              expected_workflow_status=expected_workflow_status)
+    return advanced
+
+
+# psycopg prepares only on request (prepare=True) once the threshold is out of reach
+# (recovery.prepared does the same).
+_NEVER_AUTOMATICALLY = 2**31
+
+
+class PipelineFailed(DatabaseError):
+    """A statement of `run_pipelined` failed; `index` is that statement's position. The
+    database error itself is the cause (`__cause__`, a psycopg error with its sqlstate)."""
+
+    def __init__(self, index: int, error: DatabaseError):
+        super().__init__(str(error))
+        self.index = index
+
+
+def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[str], list[tuple]]]:
+    """Run statements in order, in the current transaction, in one network round trip (psycopg's
+    pipeline mode when there are several; a transaction's BEGIN travels with them). Each is a
+    prepared statement, except those given `None` for parameters (SAVEPOINT, RELEASE: commands
+    PostgreSQL does not prepare). PostgreSQL still runs them one after the other, each with its
+    own snapshot, so a statement sees what the earlier ones wrote and, after a row lock, what was
+    committed before the lock was granted. After the first failing statement the rest are not
+    run; the failure surfaces as PipelineFailed (a Django DatabaseError) naming its position."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _NEVER_AUTOMATICALLY
+    cursors = []
+    try:
+        with connection.wrap_database_errors:
+            with raw.pipeline() if len(statements) > 1 else nullcontext():
+                for sql, params in statements:
+                    cursor = psycopg.Cursor(raw)
+                    cursors.append(cursor)
+                    if params is None:
+                        cursor.execute(sql, prepare=False)
+                    else:
+                        cursor.execute(sql, params, prepare=True)
+            return [(_column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
+    except DatabaseError as exc:
+        # The failing statement is the first without a result (the ones after it never ran).
+        failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(cursors) - 1)
+        raise PipelineFailed(failed, exc) from exc.__cause__
+    finally:
+        for cursor in cursors:
+            cursor.close()
+
+
+def _column_names(cursor: psycopg.Cursor) -> list[str]:
+    # Straight from the result: `cursor.description` builds a Column object per column on every
+    # access, which for the evidence row costs more than the rest of the callback's Python.
+    result = cursor.pgresult
+    return [result.fname(i).decode() for i in range(result.nfields)]
+
+
+# The savepoint that lets a refused move roll back alone (the callback then answers 409 and
+# records its receipt in the same transaction).
+MOVE_SAVEPOINT = "SAVEPOINT tidy_move"
+MOVE_RELEASE = "RELEASE SAVEPOINT tidy_move"
+MOVE_ROLLBACK = "ROLLBACK TO SAVEPOINT tidy_move"
+
+
+def finish_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: dict | None,
+                expected_workflow_status: str = "ACTIVE", move_job_id: str | None = None,
+                then: list[tuple[str, dict]] = ()) -> tuple[AdvanceResult, list[tuple[list[str], list[tuple]]]]:
+    """`advance_step`, preceded by alg.usp_complete_move_job(`move_job_id`) in its savepoint when
+    given, and followed by the statements `then` (the callback's receipt): all in one round trip
+    (docs/architecture.md §8). Returns the advancement and the results of `then`.
+
+    Same effects and checks as running them one by one: a refused move rolls back to its
+    savepoint alone and raises MoveRefused (nothing after it ran); a conditional write that
+    matched nothing raises StaleWrite and any other error propagates, both rolling the whole
+    transaction back, including whatever `then` wrote."""
     job_id = tidy_job_id(workflow_id, step.step_id)
-    _, rows = run_prepared(wms_sql.RECORD_EVENT_AND_COMPLETE_STEP, {
+    statements: list[tuple[str, dict | None]] = []
+    if move_job_id is not None:
+        statements += [(MOVE_SAVEPOINT, None), (wms_sql.COMPLETE_MOVE_JOB, {"job_id": move_job_id}),
+                       (MOVE_RELEASE, None)]
+    first = len(statements)
+    statements.append((wms_sql.RECORD_EVENT_AND_COMPLETE_STEP, {
         "workflow_id": workflow_id, "step_id": step.step_id, "job_id": job_id, "stage": stage,
         "payload": json.dumps(payload) if payload is not None else None, "expected_status": step.status,
-    })
-    events_recorded, steps_completed = rows[0]
+    }))
+    statements.append((wms_sql.ADVANCE_WORKFLOW,
+                       {"workflow_id": workflow_id, "expected_status": expected_workflow_status}))
+    statements += list(then)
+    # The replay kills processes inside this transaction at this fault point, once the step's
+    # completion has run (it waits for that statement in pg_stat_activity): with faults armed the
+    # pipeline is cut in two there. Production never arms them (recovery/faults.py).
+    cut = first + 1 if os.environ.get("TIDY_FAULTS") else len(statements)
+    try:
+        results = run_pipelined(statements[:cut])
+        fault_point(f"advance.{stage}")
+        if cut < len(statements):
+            try:
+                results += run_pipelined(statements[cut:])
+            except PipelineFailed as exc:
+                exc.index += cut
+                raise
+    except PipelineFailed as exc:
+        if move_job_id is not None and exc.index == 1:
+            _move_refused(exc)
+        raise
+    events_recorded, steps_completed = results[first][1][0]
     if steps_completed != 1:
         raise StaleWrite(f"complete step: step {step.step_id} is no longer {step.status}")
-    fault_point(f"advance.{stage}")  # the replay kills processes inside this transaction
-    _, rows = run_prepared(wms_sql.ADVANCE_WORKFLOW,
-                           {"workflow_id": workflow_id, "expected_status": expected_workflow_status})
-    next_step_id, workflows_updated, _, _ = rows[0]
+    next_step_id, workflows_updated, _, _ = results[first + 1][1][0]
     if workflows_updated != 1:
         raise StaleWrite(f"advance workflow: workflow {workflow_id} is no longer {expected_workflow_status}")
-    return AdvanceResult(
+    advanced = AdvanceResult(
         event_recorded=events_recorded == 1,
         next_job_id=tidy_job_id(workflow_id, next_step_id) if next_step_id is not None else None,
         workflow_completed=next_step_id is None,
     )
+    return advanced, results[first + 2:]
 
 
 def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
@@ -287,17 +390,26 @@ def set_lock_timeout(milliseconds: int) -> None:
         cursor.execute(wms_sql.SET_LOCAL_LOCK_TIMEOUT, {"lock_timeout": f"{int(milliseconds)}ms"})
 
 
+def _move_refused(exc: DatabaseError) -> None:
+    """After alg.usp_complete_move_job failed in its savepoint: on its deliberate refusal roll back
+    to the savepoint (nothing changed, the transaction goes on) and raise MoveRefused with the
+    procedure's message; any other error is left to roll the whole transaction back."""
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) not in _MOVE_REFUSAL_STATES:
+        return
+    run_pipelined([(MOVE_ROLLBACK, None)])
+    diag = getattr(cause, "diag", None)
+    raise MoveRefused(getattr(diag, "message_primary", None) or str(exc)) from exc
+
+
 def complete_move_job(job_id: str) -> None:
-    """Run alg.usp_complete_move_job in a savepoint; on its deliberate refusal roll back to the
-    savepoint (nothing changed) and raise MoveRefused with the procedure's message."""
+    """Run alg.usp_complete_move_job in a savepoint, in one round trip; on its deliberate refusal
+    roll back to the savepoint (nothing changed) and raise MoveRefused with the procedure's message."""
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(wms_sql.COMPLETE_MOVE_JOB, {"job_id": job_id})
-    except DatabaseError as exc:
-        cause = exc.__cause__
-        if getattr(cause, "sqlstate", None) in _MOVE_REFUSAL_STATES:
-            diag = getattr(cause, "diag", None)
-            raise MoveRefused(getattr(diag, "message_primary", None) or str(exc)) from exc
+        run_pipelined([(MOVE_SAVEPOINT, None), (wms_sql.COMPLETE_MOVE_JOB, {"job_id": job_id}), (MOVE_RELEASE, None)])
+    except PipelineFailed as exc:
+        if exc.index == 1:
+            _move_refused(exc)
         raise
 
 
