@@ -111,22 +111,19 @@ def _server_line() -> None:
 
 
 def _bare_query(sql: str, *, jit_off: bool) -> int:
-    """The evidence query as the cycle reads it (server-side cursor, a chunk at a time), rows
-    thrown away; with jit_off False, under the server's own JIT setting."""
+    """The evidence query as the cycle reads it (streamed, a chunk at a time), rows thrown away;
+    with jit_off False, under the server's own JIT setting."""
     from django.db import connection, transaction
 
-    from recovery import wms_sql
+    from recovery import evidence, wms_sql
 
     rows = 0
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
-            if not jit_off:
-                cursor.execute("SELECT set_config('jit', 'on', true)")
-        with connection.chunked_cursor() as cursor:
-            cursor.execute(sql, {})
-            while chunk := cursor.fetchmany(2000):
-                rows += len(chunk)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
+        if not jit_off:
+            cursor.execute("SELECT set_config('jit', 'on', true)")
+        for _ in cursor.cursor.stream(sql, size=evidence._STREAM_CHUNK):
+            rows += 1
     return rows
 
 

@@ -271,24 +271,34 @@ def evidence_for_active_workflows() -> list[TidyRecoveryEvidence]:
     return list(stream_active_evidence())
 
 
+# Rows per chunk of the classification's stream: libpq holds one chunk at a time (a few hundred
+# kB at this size), and more rows per chunk buy no speed.
 _STREAM_CHUNK = 2000
 
 
 def stream_active_evidence(*, shard: int | None = None, shard_count: int = 1) -> Iterator[TidyRecoveryEvidence]:
     """The classification query over every ACTIVE workflow (or one shard of them), oldest first,
-    streamed: rows come from a server-side cursor a chunk at a time, so a cycle holds one chunk
-    of rows instead of the whole active set. Runs in its own read transaction, which ends when
-    the iteration does: read it to the end before starting another transaction."""
+    streamed: the query runs as an ordinary statement whose rows libpq hands over a chunk at a
+    time (psycopg's `stream`, libpq's chunked-rows mode), so a cycle holds one chunk of rows
+    instead of the whole active set, without a server-side cursor's FETCH round trips and
+    portal (docs/architecture.md §4). Runs in its own read transaction, which ends when the
+    iteration does: read it to the end before starting another transaction."""
     sql = wms_sql.evidence_for_active_workflows(sharded=shard is not None)
-    params = {"shard": shard, "shard_count": shard_count} if shard is not None else {}
-    with transaction.atomic(), _without_cyclic_gc():
-        with connection.cursor() as cursor:
-            cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
-        with connection.chunked_cursor() as cursor:
-            cursor.execute(sql, params)
-            read = evidence_row_reader([col.name for col in cursor.description])
-            while rows := cursor.fetchmany(_STREAM_CHUNK):
-                yield from map(read, rows)
+    params = {"shard": shard, "shard_count": shard_count} if shard is not None else None
+    with transaction.atomic(), _without_cyclic_gc(), connection.cursor() as cursor:
+        cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
+        rows = cursor.cursor.stream(sql, params, size=_STREAM_CHUNK)  # the driver's own cursor
+        try:
+            first = next(rows, None)
+            if first is None:
+                return
+            read = evidence_row_reader([col.name for col in cursor.cursor.description])
+            yield read(first)
+            yield from map(read, rows)
+        finally:
+            # A reader that stops early: the driver cancels the query and drains what was
+            # sent, so the transaction can roll back on a connection that is idle again.
+            rows.close()
 
 
 def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvidence]:
