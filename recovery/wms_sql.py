@@ -26,15 +26,14 @@ def evidence_for_active_workflows(*, sharded: bool = False) -> str:
     return sql_file("evidence_active.sql").replace("/* shard */", shard)
 
 
-# The classification reads every active workflow once, through a server-side cursor in its own
-# read transaction. JIT is off for it: compiling the projection's expressions costs more than
-# executing them (several hundred ms on a stock server's defaults for a query whose rows take
-# microseconds each). The cursor is read to the end, so it is planned for all rows, not the first.
-# Its joins hash whole tables of the active set (spaces, jobs, steps): enough work_mem keeps each
-# hash in one batch instead of spilling to disk (for this one read transaction only).
+# The classification reads every active workflow once, streamed a chunk of rows at a time
+# (psycopg's stream(), an ordinary statement) in its own read transaction. JIT is off for it:
+# compiling the projection's expressions costs more than executing them (several hundred ms on a
+# stock server's defaults for a query whose rows take microseconds each). Its joins hash whole
+# tables of the active set (spaces, jobs, steps): enough work_mem keeps each hash in one batch
+# instead of spilling to disk (for this one read transaction only).
 CLASSIFICATION_SETTINGS = """
 SELECT set_config('jit', 'off', true),
-       set_config('cursor_tuple_fraction', '1.0', true),
        set_config('work_mem', '32MB', true)
 """
 

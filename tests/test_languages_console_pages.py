@@ -115,10 +115,10 @@ def test_the_filled_paused_list_speaks_chinese(client, personas, wms, who):  # n
     assert_chinese(html, "显示 <strong>3</strong> 个匹配的工作流中的 3 个", "暂停开始于", "保留的锁", "自动 (2)",
                    "手动 (1)", "1 到 8 小时 (1)", "超过 24 小时 (1)", paused_rows=True)
     assert html.count('class="wf"') == 3 and 'title="移库作业缺失"' in html
-    assert ("批量重新检查全部 3 个暂停的工作流" in html) == (who == "operator")
+    assert ("批量复核全部 3 个暂停的工作流" in html) == (who == "operator")
     newest = zh(client, reverse("paused-workflows"), {"sort": "newest", "origin": "AUTOMATIC"})
     assert_chinese(newest, "最新的在前", "（共 3 个暂停）", "清除筛选", paused_rows=True)
-    assert ("批量重新检查这 2 个暂停的工作流" in newest) == (who == "operator")
+    assert ("批量复核这 2 个暂停的工作流" in newest) == (who == "operator")
 
 
 def test_paused_filters_without_a_match_and_with_bad_input_speak_chinese(supervisor_client, wms):  # noqa: F811
