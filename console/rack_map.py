@@ -9,12 +9,10 @@ render in tens of milliseconds. Every value from the database is escaped before 
 markup.
 """
 
-import gc
 import html
 import re
 import threading
 from collections import Counter, OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
@@ -220,23 +218,6 @@ class RackMap:
     total: int
     state: str = ""
     aisle: str = ""
-
-
-@contextmanager
-def collection_paused():
-    """No cyclic garbage collection while a whole map is read and drawn. Its 20,000 row tuples
-    hold no reference cycles, yet allocating them set off collections that re-scanned every
-    object the process holds: about a sixth of a whole-map request at the median and most of its
-    tail. Collection resumes (and catches up) as soon as the block ends; a block that finds it
-    already paused (another thread's map) leaves it to that one."""
-    was_enabled = gc.isenabled()
-    if was_enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _fetch(sql: str, params: dict) -> list[tuple]:

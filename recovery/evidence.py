@@ -4,11 +4,9 @@ It carries data only, plus the evidence terms (docs/architecture.md §4) as deri
 logic lives in `recovery.decisions`.
 """
 
-import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from functools import cached_property
 from operator import itemgetter
@@ -16,6 +14,7 @@ from operator import itemgetter
 from django.db import connection, transaction
 
 from recovery import wms_sql
+from recovery.gc_pause import cyclic_gc_paused
 from recovery.models import tidy_job_id
 from recovery.prepared import run_prepared
 
@@ -245,22 +244,8 @@ def evidence_from_json(data: dict) -> TidyRecoveryEvidence:
     return TidyRecoveryEvidence(**values)
 
 
-@contextmanager
-def _without_cyclic_gc():
-    """Building tens of thousands of evidence objects triggers Python's cyclic collector again
-    and again, each pass walking every object alive; these objects form no cycles, so it is
-    paused while they are built (and always resumed)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _fetch(sql: str, params: dict) -> list[TidyRecoveryEvidence]:
-    with connection.cursor() as cursor, _without_cyclic_gc():
+    with connection.cursor() as cursor, cyclic_gc_paused():
         cursor.execute(sql, params)
         read = evidence_row_reader([col.name for col in cursor.description])
         return [read(row) for row in cursor.fetchall()]
@@ -285,7 +270,7 @@ def stream_active_evidence(*, shard: int | None = None, shard_count: int = 1) ->
     iteration does: read it to the end before starting another transaction."""
     sql = wms_sql.evidence_for_active_workflows(sharded=shard is not None)
     params = {"shard": shard, "shard_count": shard_count} if shard is not None else None
-    with transaction.atomic(), _without_cyclic_gc(), connection.cursor() as cursor:
+    with transaction.atomic(), cyclic_gc_paused(), connection.cursor() as cursor:
         cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
         rows = cursor.cursor.stream(sql, params, size=_STREAM_CHUNK)  # the driver's own cursor
         try:
