@@ -254,18 +254,6 @@ print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]
 """
 
 
-def _database_url() -> str:
-    from urllib.parse import quote
-
-    from django.db import connection
-
-    s = connection.settings_dict
-    auth = quote(s["USER"]) + (f":{quote(s['PASSWORD'])}" if s["PASSWORD"] else "")
-    if s["HOST"].startswith("/"):
-        return f"postgresql://{auth}@/{s['NAME']}?host={s['HOST']}"
-    return f"postgresql://{auth}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
 def _vm(pid: int, field: str) -> int:
     with open(f"/proc/{pid}/status") as fh:
         for line in fh:
@@ -283,6 +271,7 @@ def drain_with_runners(n: int, share: float, runners: int) -> None:
 
     from django.db import connection
 
+    from console.replay.processes import database_url
     from recovery.models import RecoveryCycle, RecoveryDecision
     from recovery.scenarios import BulkSeeder, truncate_wms_tables
 
@@ -299,7 +288,8 @@ def drain_with_runners(n: int, share: float, runners: int) -> None:
           f"RECOVERY_SHARDS={runners}")
     # A configured database needs the production secrets at start-up (console/settings.py); the
     # runners never answer a callback, so any token of the required length will do.
-    env = {**os.environ, "DATABASE_URL": _database_url(), "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only"),
+    env = {**os.environ, "DATABASE_URL": database_url("tidy-bench-runner"),
+           "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only"),
            "WCS_CALLBACK_TOKEN": os.environ.get("WCS_CALLBACK_TOKEN", "bench-only-" + "t" * 24),
            "LOG_LEVEL": "WARNING", "RECOVERY_SHARDS": str(runners)}
     env.pop("EMBEDDED_DATABASE_URL", None)

@@ -8,13 +8,13 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django_q.models import Schedule
 
+from console.replay.processes import database_url
 from recovery.cycle import run_cycle
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, shard_lease_key, shard_leases
 from recovery.models import RecoveryCycle, RecoveryDecision
@@ -36,16 +36,8 @@ print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]
 """
 
 
-def _database_url() -> str:
-    s = connection.settings_dict
-    auth = quote(s["USER"]) + (f":{quote(s['PASSWORD'])}" if s["PASSWORD"] else "")
-    if s["HOST"].startswith("/"):
-        return f"postgresql://{auth}@/{s['NAME']}?host={s['HOST']}"
-    return f"postgresql://{auth}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
 def _start_runner(tmp_path, n: int, seconds: float, shards: int = SHARDS) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings",
+    env = {**os.environ, "DATABASE_URL": database_url("tidy-test-runner"), "DJANGO_SETTINGS_MODULE": "tests.settings",
            "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
     env.pop("EMBEDDED_DATABASE_URL", None)
     out = open(tmp_path / f"runner-{n}.log", "w")  # noqa: SIM115 - closed with the process
