@@ -555,25 +555,34 @@ GROUP BY action
 TRY_BATCH_RUN_LOCK = "SELECT pg_try_advisory_lock(%(namespace)s, %(key)s)"
 RELEASE_BATCH_RUN_LOCK = "SELECT pg_advisory_unlock(%(namespace)s, %(key)s)"
 
-# /health/ready (console/health.py): the newest successful cycle's age and, when recovery is
-# sharded, the shards with no successful cycle within %(stale_after_seconds)s; the same rule as
-# the console's stale banner (console.selectors._shard_backlog). Shards are few, and each probe
-# walks the (outcome, finished_at) index back only to its newest success.
+# Is recovery fresh, for /health/ready (console/health.py) and the console's banner
+# (console.selectors.recovery_health): the newest successful cycle's age and, when recovery is
+# sharded, the shards with no successful cycle within %(stale_after_seconds)s and the backlog the
+# newest success of each shard left (unsharded: the newest success's own backlog). Shards are few,
+# and each probe walks the (outcome, finished_at) index back only to its newest success.
 READY_RECOVERY_FACTS = """
 WITH newest AS (
-    SELECT finished_at, shard, shard_count
+    SELECT finished_at, shard, shard_count, backlog
     FROM recovery_recoverycycle
     WHERE outcome = 'SUCCEEDED'                                 -- recovery_re_outcome_760dfc_idx
     ORDER BY finished_at DESC
     LIMIT 1
+), fresh_per_shard AS (
+    SELECT DISTINCT ON (c.shard) c.shard, c.backlog
+    FROM recovery_recoverycycle AS c, newest
+    WHERE newest.shard IS NOT NULL
+      AND c.outcome = 'SUCCEEDED' AND c.shard IS NOT NULL
+      AND c.shard_count = newest.shard_count
+      AND c.finished_at >= now() - make_interval(secs => %(stale_after_seconds)s)
+    ORDER BY c.shard, c.finished_at DESC
 )
 SELECT extract(epoch FROM now() - newest.finished_at)::float8 AS age_seconds,
        ARRAY(SELECT s FROM generate_series(0, newest.shard_count - 1) AS s
              WHERE newest.shard IS NOT NULL
-               AND NOT EXISTS (SELECT 1 FROM recovery_recoverycycle c
-                               WHERE c.outcome = 'SUCCEEDED' AND c.shard = s
-                                 AND c.shard_count = newest.shard_count
-                                 AND c.finished_at >= now() - make_interval(secs => %(stale_after_seconds)s))
-             ORDER BY s) AS stale_shards
+               AND s NOT IN (SELECT shard FROM fresh_per_shard)
+             ORDER BY s) AS stale_shards,
+       CASE WHEN newest.shard IS NULL THEN newest.backlog
+            ELSE (SELECT coalesce(sum(backlog), 0) FROM fresh_per_shard)::integer
+       END AS backlog
 FROM newest
 """

@@ -95,17 +95,13 @@ def recovery_health() -> RecoveryHealth:
 
 def _shard_backlog(last_success: RecoveryCycle | None) -> tuple[int, tuple[int, ...]]:
     """The backlog the newest successful cycle of each shard left, and the shards with no
-    successful cycle within stale_after; one cycle covers every workflow when recovery is not
-    sharded (no further query then)."""
+    successful cycle within stale_after, by the statement /health/ready reads too; one cycle
+    covers every workflow when recovery is not sharded (no further query then)."""
     if last_success is None or last_success.shard is None:
         return (last_success.backlog if last_success else 0), ()
-    newest_per_shard = dict(RecoveryCycle.objects
-                            .filter(outcome=RecoveryCycle.Outcome.SUCCEEDED, shard__isnull=False,
-                                    shard_count=last_success.shard_count,
-                                    finished_at__gte=timezone.now() - stale_after())
-                            .order_by("shard", "-finished_at").distinct("shard").values_list("shard", "backlog"))
-    missing = tuple(s for s in range(last_success.shard_count) if s not in newest_per_shard)
-    return sum(newest_per_shard.values()), missing
+    ((_, stale_shards, backlog),) = _fetch_rows(console_sql.READY_RECOVERY_FACTS,
+                                                {"stale_after_seconds": stale_after().total_seconds()})
+    return backlog, tuple(stale_shards)
 
 
 def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:
