@@ -7,7 +7,9 @@ from recovery.evidence import (
     evidence_for_workflow,
     evidence_for_workflow_under_lock,
 )
+from recovery.lease import connect_direct
 from recovery.scenarios import EXPECTED
+from recovery.transaction import lock_and_read
 
 
 def test_the_prepared_read_equals_the_plain_read_for_every_kind(wms):
@@ -25,6 +27,31 @@ def test_the_classification_reads_the_same_evidence_as_the_per_workflow_read(wms
         wms.build(kind)
     for evidence in evidence_for_active_workflows():
         assert evidence == evidence_for_workflow(evidence.workflow_id)
+
+
+def test_the_lock_and_its_read_in_one_round_trip_equal_the_plain_read_for_every_kind(wms):
+    for kind in EXPECTED:
+        b = wms.build(kind)
+        with transaction.atomic():
+            locked, evidence = lock_and_read(b.workflow_id, skip_locked=True)
+        assert locked, kind
+        assert evidence == evidence_for_workflow(b.workflow_id), kind
+
+
+def test_lock_and_read_skips_a_held_row_and_an_unknown_one(wms):
+    b = wms.build("job_missing")
+    holder = connect_direct("test-holder")
+    try:
+        holder.execute("BEGIN")
+        holder.execute("SELECT 1 FROM alg.tidy_workflow WHERE workflow_id = %s FOR UPDATE", (b.workflow_id,))
+        with transaction.atomic():
+            assert lock_and_read(b.workflow_id, skip_locked=True) == (False, None)
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()
+    with transaction.atomic():
+        assert lock_and_read(424242, skip_locked=True) == (False, None)
+        assert lock_and_read(b.workflow_id, skip_locked=False)[0] is True
 
 
 def test_an_unknown_workflow_has_no_evidence(wms):

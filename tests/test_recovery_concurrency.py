@@ -182,21 +182,21 @@ def test_a_terminated_connection_mid_cycle_is_survived(wms):
     killer = connect_direct("test-killer")
     from recovery import transaction as tx
 
-    original = tx.evidence_for_workflow_under_lock
+    original = tx.decide
     calls = {"n": 0}
 
-    def kill_on_second(workflow_id):
+    def kill_on_second(evidence):
         calls["n"] += 1
         if calls["n"] == 2:
             pid = connection.cursor().connection.info.backend_pid
             killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        return original(workflow_id)
+        return original(evidence)
 
-    tx.evidence_for_workflow_under_lock = kill_on_second
+    tx.decide = kill_on_second
     try:
         report = run_cycle()
     finally:
-        tx.evidence_for_workflow_under_lock = original
+        tx.decide = original
         killer.close()
     assert report.errors == 1
     assert report.decisions == {"PAUSE": 2}

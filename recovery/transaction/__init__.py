@@ -26,10 +26,15 @@ from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_for_workflow_under_lock
+from recovery.evidence import (
+    StepEvidence,
+    TidyRecoveryEvidence,
+    evidence_for_workflow_under_lock,
+    evidence_from_result,
+)
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
-from recovery.prepared import run_prepared
+from recovery.prepared import column_names, run_prepared
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +163,7 @@ def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[
                         cursor.execute(sql, prepare=False)
                     else:
                         cursor.execute(sql, params, prepare=True)
-            return [(_column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
+            return [(column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
     except DatabaseError as exc:
         # The failing statement is the first without a result (the ones after it never ran).
         failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(cursors) - 1)
@@ -166,13 +171,6 @@ def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[
     finally:
         for cursor in cursors:
             cursor.close()
-
-
-def _column_names(cursor: psycopg.Cursor) -> list[str]:
-    # Straight from the result: `cursor.description` builds a Column object per column on every
-    # access, which for the evidence row costs more than the rest of the callback's Python.
-    result = cursor.pgresult
-    return [result.fname(i).decode() for i in range(result.nfields)]
 
 
 # The savepoint that lets a refused move roll back alone (the callback then answers 409 and
@@ -307,9 +305,10 @@ def _apply_locked(evidence: TidyRecoveryEvidence, decision: Decision, *, source:
     if decision.action is Action.ADVANCE:
         payload = {"source": source.lower(), "cycle_id": cycle_id, "fingerprint": evidence.fingerprint,
                    "finish_job": evidence.as_json()["finish_job"]}
-        advance_step(workflow_id=evidence.workflow_id, step=evidence.step, stage=RECOVERY_FINISHED,
-                     payload=payload, expected_workflow_status=status)
-        journal_decision(evidence=evidence, decision=decision, source=source, cycle_id=cycle_id)
+        # The journal row travels in the advancement's round trip (finish_step's `then`).
+        finish_step(workflow_id=evidence.workflow_id, step=evidence.step, stage=RECOVERY_FINISHED,
+                    payload=payload, expected_workflow_status=status,
+                    then=[(wms_sql.INSERT_RECOVERY_DECISION, _journal_params(evidence, decision, source, cycle_id))])
     elif decision.action is Action.COMPLETE:
         _complete_and_journal(evidence, decision, source=source, cycle_id=cycle_id)
     elif decision.action is Action.PAUSE:
@@ -350,15 +349,27 @@ class ReconcileResult:
     evidence: TidyRecoveryEvidence | None = None
 
 
+def lock_and_read(workflow_id: int, *, skip_locked: bool) -> tuple[bool, TidyRecoveryEvidence | None]:
+    """lock_workflow, then evidence_for_workflow_under_lock, in one round trip: PostgreSQL runs
+    the read after the lock is granted, with its own snapshot, so it sees everything committed
+    before (docs/architecture.md §6). (False, None) when the row is absent, or held and skipped."""
+    lock = wms_sql.LOCK_WORKFLOW_SKIP_LOCKED if skip_locked else wms_sql.LOCK_WORKFLOW_WAIT
+    (_, locked), evidence_result = run_pipelined([
+        (lock, {"workflow_id": workflow_id}),
+        (wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}),
+    ])
+    return (True, evidence_from_result(*evidence_result)) if locked else (False, None)
+
+
 def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_locked: bool = True,
                        classified: TidyRecoveryEvidence | None = None) -> ReconcileResult:
     """One short transaction: lock the row (skipping it if held), re-read the evidence under the
     lock, decide again, apply only what still holds."""
     try:
         with transaction.atomic():
-            if lock_workflow(workflow_id, skip_locked=skip_locked) is None:
+            locked, evidence = lock_and_read(workflow_id, skip_locked=skip_locked)
+            if not locked:
                 return ReconcileResult(workflow_id, Outcome.SKIPPED)
-            evidence = evidence_for_workflow_under_lock(workflow_id)
             decision = decide(evidence)
             if classified is not None and classified.fingerprint != evidence.fingerprint:
                 log.info("workflow %s changed since classification; deciding on the fresh evidence", workflow_id)
