@@ -7,6 +7,7 @@ import os
 import socket
 import threading
 import time
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -64,14 +65,16 @@ class Classification:
     examined: int
     needing: list  # TidyRecoveryEvidence of the oldest workflows needing a decision, within the budget
     beyond_budget: int  # further workflows needing a decision, left to the next cycle
+    beyond_ids: array | None = None  # their ids, oldest first, when asked for (carry=True)
 
 
-def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Classification:
+def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry: bool = False) -> Classification:
     """Stream every active workflow (of one shard) through decide(); keep the evidence of the
-    first `keep` needing a change, oldest first, and only count the rest: memory stays bounded
-    by the budget, not by the active set or the backlog."""
+    first `keep` needing a change, oldest first, and only count the rest (with `carry`, keep
+    their ids too): memory stays bounded by the budget, not by the active set or the backlog."""
     examined = beyond = 0
     needing = []
+    beyond_ids = array("q") if carry else None
     for evidence in stream_active_evidence(shard=shard, shard_count=shard_count):
         examined += 1
         if decide(evidence).changes_state:
@@ -79,7 +82,53 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Cl
                 needing.append(evidence)
             else:
                 beyond += 1
-    return Classification(examined, needing, beyond)
+                if carry:
+                    beyond_ids.append(evidence.workflow_id)
+    return Classification(examined, needing, beyond, beyond_ids)
+
+
+# What a cycle's decisions in flight at its deadline and its own record take (measured: 10–80 ms
+# at 4 apply workers), kept inside the budget so a cycle ends within RECOVERY_CYCLE_MAX_SECONDS.
+FINISH_ALLOWANCE_SECONDS = 0.1
+
+# How long a carried backlog is worked through before the shard is classified afresh: a workflow
+# that comes to need a decision while a backlog drains waits at most this long (plus a cycle).
+CARRY_SECONDS = 60.0
+
+
+class CarriedBacklog:
+    """The workflows a bounded cycle classified as needing a decision and left for later, oldest
+    first, as ids only (8 bytes each). The runner holding a shard's lease keeps one per shard, so
+    the cycles after it decide these at once instead of classifying the whole shard again for
+    each budget's worth; every one is still re-read and re-decided under its row lock, so an id
+    that no longer needs a decision is simply left (docs/architecture.md §7)."""
+
+    def __init__(self):
+        self._ids = array("q")
+        self._next = 0
+        self._classified_at = 0.0
+
+    def __len__(self) -> int:
+        return len(self._ids) - self._next
+
+    def ready(self) -> bool:
+        """Something is left and it was classified recently enough to be worked through."""
+        return len(self) > 0 and time.monotonic() - self._classified_at < CARRY_SECONDS
+
+    def take(self, count: int) -> list[int]:
+        ids = self._ids[self._next:self._next + count].tolist()
+        self._next += len(ids)
+        return ids
+
+    def give_back(self, count: int) -> None:
+        """The last `count` ids taken were not started: they come first again."""
+        self._next -= count
+
+    def remaining(self) -> array:
+        return self._ids[self._next:]
+
+    def replace(self, ids: array, classified_at: float) -> None:
+        self._ids, self._next, self._classified_at = ids, 0, classified_at
 
 
 # Decision transactions run on settings.RECOVERY_APPLY_WORKERS connections at once when a cycle
@@ -90,29 +139,30 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int) -> Cl
 APPLY_IN_PARALLEL_FROM = 16
 
 
-def _reconcile(evidence, cycle_id: int):
-    """One workflow's decision transaction; its ReconcileResult, or None when it failed."""
+def _reconcile(workflow_id: int, classified, cycle_id: int):
+    """One workflow's decision transaction; its ReconcileResult, or None when it failed.
+    `classified`: the evidence the cycle classified it on, or None for a carried backlog's id."""
     try:
-        result = reconcile_workflow(evidence.workflow_id, cycle_id=cycle_id, classified=evidence)
+        result = reconcile_workflow(workflow_id, cycle_id=cycle_id, classified=classified)
     except Exception:
         # Never evidence: the transaction rolled back and the workflow stays as it was.
         log.exception("recovery cycle %s: workflow %s failed and was rolled back", cycle_id,
-                      evidence.workflow_id, extra={"workflow_id": evidence.workflow_id})
+                      workflow_id, extra={"workflow_id": workflow_id})
         _reset_broken_connection()
         return None
-    log_recovery_result(cycle_id=cycle_id, evidence=evidence, result=result)
+    log_recovery_result(cycle_id=cycle_id, result=result, classified=classified)
     return result
 
 
 def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tuple[list, int]:
-    """Reconcile `needing` oldest first, none started after `deadline`: (the results of those
-    started, how many were not started)."""
+    """Reconcile `needing` ((workflow id, classified evidence or None) pairs) in order, none
+    started after `deadline`: (the results of those started, how many at the end were not)."""
     if workers <= 1 or len(needing) < APPLY_IN_PARALLEL_FROM:
         results = []
-        for evidence in needing:
+        for workflow_id, classified in needing:
             if time.monotonic() >= deadline:
                 break
-            results.append(_reconcile(evidence, cycle_id))
+            results.append(_reconcile(workflow_id, classified, cycle_id))
         return results, len(needing) - len(results)
 
     pending = iter(needing)
@@ -125,10 +175,10 @@ def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tu
                 with taking:
                     if time.monotonic() >= deadline:
                         return
-                    evidence = next(pending, None)
-                if evidence is None:
+                    item = next(pending, None)
+                if item is None:
                     return
-                results.append(_reconcile(evidence, cycle_id))
+                results.append(_reconcile(*item, cycle_id))
         finally:
             connections.close_all()  # this thread's own connection
 
@@ -144,13 +194,16 @@ def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tu
 
 def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None,
               shard: int | None = None, shard_count: int = 1, max_decisions: int | None = None,
-              max_seconds: float | None = None) -> CycleReport:
+              max_seconds: float | None = None, carried: CarriedBacklog | None = None) -> CycleReport:
     """One cycle over every active workflow, or over one shard (workflow_id % shard_count).
 
     Bounded: at most `max_decisions` decisions, and none started after `max_seconds`
     (RECOVERY_CYCLE_MAX_DECISIONS / _SECONDS by default; at least half of it is left for
     applying); what is left, oldest first next time, is recorded as the cycle's backlog. A
-    cycle that leaves a backlog still succeeded."""
+    cycle that leaves a backlog still succeeded.
+
+    With `carried` (the runner's, for this shard), the backlog's ids are kept there, and a cycle
+    that finds it ready decides the next of them instead of classifying the shard again."""
     started = time.monotonic()
     max_decisions = settings.RECOVERY_CYCLE_MAX_DECISIONS if max_decisions is None else max_decisions
     max_seconds = settings.RECOVERY_CYCLE_MAX_SECONDS if max_seconds is None else max_seconds
@@ -159,24 +212,41 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
                                          shard_count=shard_count if shard is not None else 1)
     report = CycleReport(cycle_id=cycle.pk, succeeded=True)
     cycle_id_var.set(cycle.pk)  # every line until _finish carries the cycle id
-    try:
-        classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions)
-    except Exception as exc:
-        log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
-        _reset_broken_connection()
-        report.succeeded = False
-        report.error_text = f"evidence query failed: {exc}".strip()
-        return _finish(cycle, report, started)
+    if carried is not None and carried.ready():
+        ids = carried.take(max_decisions)
+        needing = [(workflow_id, None) for workflow_id in ids]
+        report.examined = len(ids)
+        report.backlog = len(carried)
+    else:
+        classified_at = time.monotonic()
+        try:
+            classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions, carry=carried is not None)
+        except Exception as exc:
+            log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
+            _reset_broken_connection()
+            report.succeeded = False
+            report.error_text = f"evidence query failed: {exc}".strip()
+            return _finish(cycle, report, started)
+        needing = [(evidence.workflow_id, evidence) for evidence in classified.needing]
+        report.examined = classified.examined
+        report.backlog = classified.beyond_budget
+        if carried is not None:
+            carried.replace(classified.beyond_ids, classified_at)
 
-    report.examined = classified.examined
-    report.backlog = classified.beyond_budget
     # The budget covers the whole cycle, but applying always gets at least half of it: a
     # classification that alone takes most of the budget (a very large or a starved shard) must
-    # not leave no time to drain the backlog it found.
-    deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2)
-    results, not_started = _apply(classified.needing, cycle_id=cycle.pk, deadline=deadline,
+    # not leave no time to drain the backlog it found. Decisions still running at the deadline
+    # and the cycle's own record take a little more: that allowance comes off the deadline.
+    deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2) - FINISH_ALLOWANCE_SECONDS
+    results, not_started = _apply(needing, cycle_id=cycle.pk, deadline=deadline,
                                   workers=settings.RECOVERY_APPLY_WORKERS)
     report.backlog += not_started
+    if carried is not None and not_started:
+        if needing[0][1] is None:
+            carried.give_back(not_started)
+        else:  # classified this cycle: the ones not started go before those beyond the budget
+            carried.replace(array("q", (workflow_id for workflow_id, _ in needing[-not_started:]))
+                            + carried.remaining(), classified_at)
     for result in results:
         if result is None:
             report.errors += 1

@@ -26,16 +26,18 @@ def log_callback_outcome(receipt: dict) -> None:
                "http_status": receipt["http_status"], "duration_ms": receipt["duration_ms"]})
 
 
-def log_recovery_result(*, cycle_id: int | None, evidence, result) -> None:
-    """`evidence`: the classified TidyRecoveryEvidence; `result`: its ReconcileResult."""
-    step_id = evidence.step.step_id if evidence.step else None
+def log_recovery_result(*, cycle_id: int | None, result, classified=None) -> None:
+    """`result`: a workflow's ReconcileResult; `classified`: the TidyRecoveryEvidence the cycle
+    classified it on, if any (the step is named from the evidence read under the lock first)."""
+    evidence = result.evidence or classified
+    step_id = evidence.step.step_id if evidence is not None and evidence.step else None
     decision = result.decision
     decisions.info(
-        "recovery decision for workflow %s: %s%s (%s)", evidence.workflow_id,
+        "recovery decision for workflow %s: %s%s (%s)", result.workflow_id,
         decision.action.value if decision else "-", f" {decision.reason.value}" if decision and decision.reason else "",
         result.outcome.value,
-        extra={"workflow_id": evidence.workflow_id, "step_id": step_id,
-               "job_id": tidy_job_id(evidence.workflow_id, step_id) if step_id else None,
+        extra={"workflow_id": result.workflow_id, "step_id": step_id,
+               "job_id": tidy_job_id(result.workflow_id, step_id) if step_id else None,
                "cycle_id": cycle_id, "outcome": result.outcome.value,
                "decision": decision.action.value if decision else None,
                "reason": decision.reason.value if decision and decision.reason else None,

@@ -15,7 +15,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 from django_q.models import Schedule
 
-from recovery.cycle import run_cycle
+from recovery.cycle import CarriedBacklog, run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
 from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
@@ -109,6 +109,9 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
     with shard_leases(shard_count) as leases:
         cycles = failed = 0
         ran: set[int] = set()
+        # Each held shard's backlog, carried from one bounded cycle to the next while this
+        # runner keeps its lease (recovery.cycle.CarriedBacklog); forgotten with the lease.
+        carried: dict[int, CarriedBacklog] = {}
         while not stop.requested:
             started = time.monotonic()
             had = bool(leases.held)
@@ -118,12 +121,15 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
                 log.error("recovery runner: the lease was lost; stopping")
                 break
             backlog = 0
+            for shard in set(carried) - set(leases.held):
+                del carried[shard]
             for shard in mine:
                 if stop.requested:
                     break
                 if shard not in leases.held:
                     continue  # given back earlier this round: another runner has it now
                 report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE,
+                                   carried=carried.setdefault(shard, CarriedBacklog()),
                                    **({"shard": shard, "shard_count": shard_count} if shard_count > 1 else {}))
                 cycles += 1
                 failed += 0 if report.succeeded else 1

@@ -95,3 +95,78 @@ def test_while_a_backlog_drains_metrics_show_it_and_readiness_stays_ready(wms, c
     families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").content.decode())}
     assert families["tidy_recovery_backlog"].samples[0].value == 2
     assert client.get("/health/ready").status_code == 200  # draining is not stale
+
+
+def test_a_carried_backlog_is_decided_without_classifying_again_oldest_first(wms):
+    from recovery.cycle import CarriedBacklog
+
+    seeder = BulkSeeder()
+    seeder.seed("healthy", 5)
+    needing = list(seeder.seed("missing", 10))
+    carried = CarriedBacklog()
+
+    first = run_cycle(max_decisions=4, carried=carried)
+    assert first.examined == 15 and first.backlog == 6 and len(carried) == 6
+    assert _decided_in(first.cycle_id) == needing[:4]
+
+    second = run_cycle(max_decisions=4, carried=carried)
+    # Only the carried workflows were read: the healthy ones were not examined again.
+    assert (second.examined, second.backlog, len(carried)) == (4, 2, 2)
+    assert _decided_in(second.cycle_id) == needing[4:8]
+    assert RecoveryCycle.objects.get(pk=second.cycle_id).examined == 4
+
+    third = run_cycle(max_decisions=4, carried=carried)
+    assert _decided_in(third.cycle_id) == needing[8:] and third.backlog == 0 and not carried.ready()
+    fourth = run_cycle(max_decisions=4, carried=carried)  # nothing carried: the shard is classified
+    assert fourth.examined == 5 and not fourth.decisions and fourth.backlog == 0  # the healthy ones
+
+
+def test_a_carried_id_decided_elsewhere_meanwhile_is_left_not_decided_twice(wms):
+    from recovery.cycle import CarriedBacklog
+
+    BulkSeeder().seed("missing", 6)
+    carried = CarriedBacklog()
+    run_cycle(max_decisions=2, carried=carried)
+    run_cycle()  # another cycle (a manual one) decides the rest first
+    assert RecoveryDecision.objects.count() == 6
+    report = run_cycle(carried=carried)
+    assert report.examined == 4 and not report.decisions and report.left_after_recheck == 4
+    assert RecoveryDecision.objects.count() == 6
+
+
+def test_a_carried_backlog_expires_and_the_shard_is_classified_afresh(wms, monkeypatch):
+    from recovery import cycle as cycle_module
+
+    seeder = BulkSeeder()
+    needing = list(seeder.seed("missing", 6))
+    carried = cycle_module.CarriedBacklog()
+    run_cycle(max_decisions=2, carried=carried)
+    newer_need = list(seeder.seed("missing", 1))
+    monkeypatch.setattr(cycle_module, "CARRY_SECONDS", 0.0)
+    report = run_cycle(max_decisions=2, carried=carried)
+    assert report.examined == 5  # classified again: the four left and the new one
+    assert _decided_in(report.cycle_id) == needing[2:4] and report.backlog == 3
+    assert len(carried) == 3 and newer_need[0] in carried.take(3)
+
+
+def test_the_ones_a_carried_cycle_did_not_start_come_first_next_time(wms):
+    from recovery.cycle import CarriedBacklog
+
+    needing = list(BulkSeeder().seed("missing", 6))
+    carried = CarriedBacklog()
+    first = run_cycle(max_decisions=2, carried=carried)
+    assert _decided_in(first.cycle_id) == needing[:2]
+    stopped = run_cycle(max_decisions=2, max_seconds=0, carried=carried)
+    assert not stopped.decisions and stopped.backlog == 4 and len(carried) == 4
+    again = run_cycle(max_decisions=2, carried=carried)
+    assert _decided_in(again.cycle_id) == needing[2:4]
+
+
+def test_a_classified_cycle_that_stops_early_carries_its_unstarted_ones_first(wms):
+    from recovery.cycle import CarriedBacklog
+
+    needing = list(BulkSeeder().seed("missing", 6))
+    carried = CarriedBacklog()
+    stopped = run_cycle(max_decisions=4, max_seconds=0, carried=carried)
+    assert stopped.examined == 6 and not stopped.decisions and stopped.backlog == 6
+    assert carried.take(6) == needing
