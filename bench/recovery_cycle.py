@@ -85,6 +85,8 @@ def main() -> None:
     if args.database_url:
         os.environ["DATABASE_URL"] = args.database_url
         os.environ.setdefault("SECRET_KEY", "bench-only")
+        # A configured database requires a callback token of full length; the bench sends none.
+        os.environ.setdefault("WCS_CALLBACK_TOKEN", "bench-only-callback-token-" + "x" * 24)
 
     django_on_private_database("recovery-cycle")
     try:
@@ -128,10 +130,11 @@ def _bare_query(sql: str, *, jit_off: bool) -> int:
 
 
 def run(n: int, runs: int) -> None:
+    from django.conf import settings
     from django.db import connection
 
     from recovery import wms_sql
-    from recovery.cycle import classify, run_cycle
+    from recovery.cycle import ApplyWorkers, classify, run_cycle
     from recovery.scenarios import BulkSeeder, truncate_wms_tables
 
     needing = max(3, n // 100)
@@ -148,6 +151,7 @@ def run(n: int, runs: int) -> None:
 
     query_ms, jit_ms, classify_ms, cycle_ms, rss_mb = [], [], [], [], []
     sql = wms_sql.evidence_for_active_workflows()
+    apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)  # as a runner keeps them between its cycles
     for i in range(runs):
         seeder.seed_needing_action(needing)
         with connection.cursor() as cursor:
@@ -164,7 +168,7 @@ def run(n: int, runs: int) -> None:
         classify_ms.append((time.perf_counter() - t) * 1000)
         with PeakRss() as rss:
             t = time.perf_counter()
-            report = run_cycle(max_decisions=n, max_seconds=600)
+            report = run_cycle(max_decisions=n, max_seconds=600, apply_workers=apply_workers)
             cycle_ms.append((time.perf_counter() - t) * 1000)
         rss_mb.append(rss.growth_mb)
         applied = sum(report.decisions.values())
@@ -173,6 +177,7 @@ def run(n: int, runs: int) -> None:
               + f", classify {classify_ms[-1]:.0f} ms, cycle {cycle_ms[-1]:.0f} ms, RSS +{rss_mb[-1]:.1f} MB")
         if applied != changes or not report.succeeded:
             raise SystemExit(f"cycle applied {applied} of {changes} decisions (errors={report.errors})")
+    apply_workers.close()
 
     q, c, y, m = (statistics.median(x) for x in (query_ms, classify_ms, cycle_ms, rss_mb))
     target = TARGETS.get(n, {})
@@ -199,7 +204,7 @@ def drain(n: int, share: float) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from recovery.cycle import CarriedBacklog, run_cycle
+    from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
     from recovery.scenarios import BulkSeeder, truncate_wms_tables
 
     needing = max(3, round(n * share))
@@ -215,12 +220,13 @@ def drain(n: int, share: float) -> None:
           f"decisions, {settings.RECOVERY_CYCLE_MAX_SECONDS} s")
 
     durations, applied_total = [], 0
-    carried = CarriedBacklog()  # as the runner holding the lease keeps it between cycles
+    carried = CarriedBacklog()  # as the runner holding the lease keeps them between cycles
+    apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)
     with PeakRss() as rss:
         t0 = time.perf_counter()
         while True:
             t = time.perf_counter()
-            report = run_cycle(carried=carried)
+            report = run_cycle(carried=carried, apply_workers=apply_workers)
             durations.append(time.perf_counter() - t)
             applied = sum(report.decisions.values())
             applied_total += applied
@@ -230,6 +236,7 @@ def drain(n: int, share: float) -> None:
             if report.backlog == 0:
                 break
         drained = time.perf_counter() - t0
+    apply_workers.close()
     print()
     print(f"workflows {n:,}, {share:.0%} needing a decision, load average {os.getloadavg()[0]:.2f}")
     print(f"{'figure':<34}{'measured':>12}   target")

@@ -4,6 +4,7 @@ workflows whose decision changes state, each in its own short transaction (docs/
 import contextvars
 import logging
 import os
+import queue
 import socket
 import threading
 import time
@@ -154,10 +155,12 @@ def _reconcile(workflow_id: int, classified, cycle_id: int):
     return result
 
 
-def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tuple[list, int]:
+def _apply(needing: list, *, cycle_id: int, deadline: float, workers: "int | ApplyWorkers") -> tuple[list, int]:
     """Reconcile `needing` ((workflow id, classified evidence or None) pairs) in order, none
-    started after `deadline`: (the results of those started, how many at the end were not)."""
-    if workers <= 1 or len(needing) < APPLY_IN_PARALLEL_FROM:
+    started after `deadline`: (the results of those started, how many at the end were not).
+    `workers`: a count of threads started for this cycle, or the runner's ApplyWorkers."""
+    count = workers.count if isinstance(workers, ApplyWorkers) else workers
+    if count <= 1 or len(needing) < APPLY_IN_PARALLEL_FROM:
         results = []
         for workflow_id, classified in needing:
             if time.monotonic() >= deadline:
@@ -169,32 +172,83 @@ def _apply(needing: list, *, cycle_id: int, deadline: float, workers: int) -> tu
     taking = threading.Lock()
     results = []  # list.append is atomic; the order of results does not matter
 
-    def worker() -> None:
-        try:
-            while True:
-                with taking:
-                    if time.monotonic() >= deadline:
-                        return
-                    item = next(pending, None)
-                if item is None:
+    def work() -> None:
+        while True:
+            with taking:
+                if time.monotonic() >= deadline:
                     return
-                results.append(_reconcile(*item, cycle_id))
+                item = next(pending, None)
+            if item is None:
+                return
+            results.append(_reconcile(*item, cycle_id))
+
+    if isinstance(workers, ApplyWorkers):
+        workers.run(work)
+    else:
+        ApplyWorkers.run_once(work, count=min(count, len(needing)))
+    return results, len(needing) - len(results)
+
+
+class ApplyWorkers:
+    """RECOVERY_APPLY_WORKERS threads, each with its own database connection, kept for a
+    runner's life: a cycle then reuses warm connections (their prepared statements and caches)
+    instead of opening and preparing fresh ones, which costs a short cycle more than its
+    decisions do (docs/architecture.md §7). `close()` ends the threads and their connections."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+
+    def run(self, work) -> None:
+        """Run `work` on every thread at once (each in a copy of this context, so log lines
+        carry the cycle id); return when every one has returned."""
+        if not self._threads:
+            self._threads = [threading.Thread(target=self._serve, name=f"recovery-apply-{i}", daemon=True)
+                             for i in range(self.count)]
+            for thread in self._threads:
+                thread.start()
+        done = threading.Semaphore(0)
+        for _ in self._threads:
+            self._jobs.put((contextvars.copy_context(), work, done))
+        for _ in self._threads:
+            done.acquire()
+
+    def _serve(self) -> None:
+        try:
+            while (job := self._jobs.get()) is not None:
+                context, work, done = job
+                try:
+                    _reset_broken_connection()  # e.g. after a database restart between cycles
+                    context.run(work)
+                except Exception:
+                    log.exception("recovery apply worker failed")
+                finally:
+                    done.release()
         finally:
             connections.close_all()  # this thread's own connection
 
-    # Each thread runs in a copy of this context, so its log lines carry the cycle id too.
-    threads = [threading.Thread(target=contextvars.copy_context().run, args=(worker,), name=f"recovery-apply-{i}")
-               for i in range(min(workers, len(needing)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results, len(needing) - len(results)
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+
+    @classmethod
+    def run_once(cls, work, *, count: int) -> None:
+        """`work` on `count` threads started for it and ended after it (a cycle without a runner)."""
+        workers = cls(count)
+        try:
+            workers.run(work)
+        finally:
+            workers.close()
 
 
 def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None,
               shard: int | None = None, shard_count: int = 1, max_decisions: int | None = None,
-              max_seconds: float | None = None, carried: CarriedBacklog | None = None) -> CycleReport:
+              max_seconds: float | None = None, carried: CarriedBacklog | None = None,
+              apply_workers: ApplyWorkers | None = None) -> CycleReport:
     """One cycle over every active workflow, or over one shard (workflow_id % shard_count).
 
     Bounded: at most `max_decisions` decisions, and none started after `max_seconds`
@@ -203,7 +257,8 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     cycle that leaves a backlog still succeeded.
 
     With `carried` (the runner's, for this shard), the backlog's ids are kept there, and a cycle
-    that finds it ready decides the next of them instead of classifying the shard again."""
+    that finds it ready decides the next of them instead of classifying the shard again. With
+    `apply_workers` (the runner's), decisions are applied on its threads' warm connections."""
     started = time.monotonic()
     max_decisions = settings.RECOVERY_CYCLE_MAX_DECISIONS if max_decisions is None else max_decisions
     max_seconds = settings.RECOVERY_CYCLE_MAX_SECONDS if max_seconds is None else max_seconds
@@ -239,7 +294,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     # and the cycle's own record take a little more: that allowance comes off the deadline.
     deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2) - FINISH_ALLOWANCE_SECONDS
     results, not_started = _apply(needing, cycle_id=cycle.pk, deadline=deadline,
-                                  workers=settings.RECOVERY_APPLY_WORKERS)
+                                  workers=apply_workers or settings.RECOVERY_APPLY_WORKERS)
     report.backlog += not_started
     if carried is not None and not_started:
         if needing[0][1] is None:

@@ -15,7 +15,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 from django_q.models import Schedule
 
-from recovery.cycle import CarriedBacklog, run_cycle
+from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
 from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
@@ -97,11 +97,18 @@ class StopRequest:
 
 
 def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None) -> dict:
-    with StopRequest().watching() as stop:
-        return _run_rounds(seconds=seconds, interval=interval, shards=shards, stop=stop)
+    # The apply threads and their connections live as long as this runner (recovery.cycle.ApplyWorkers).
+    apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)
+    try:
+        with StopRequest().watching() as stop:
+            return _run_rounds(seconds=seconds, interval=interval, shards=shards, stop=stop,
+                               apply_workers=apply_workers)
+    finally:
+        apply_workers.close()
 
 
-def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | None, stop: StopRequest) -> dict:
+def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | None, stop: StopRequest,
+                apply_workers: ApplyWorkers) -> dict:
     life = _runner_life() if seconds is None else seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
     shard_count = settings.RECOVERY_SHARDS if shards is None else shards
@@ -129,7 +136,7 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
                 if shard not in leases.held:
                     continue  # given back earlier this round: another runner has it now
                 report = run_cycle(trigger=RecoveryCycle.Trigger.SCHEDULE,
-                                   carried=carried.setdefault(shard, CarriedBacklog()),
+                                   carried=carried.setdefault(shard, CarriedBacklog()), apply_workers=apply_workers,
                                    **({"shard": shard, "shard_count": shard_count} if shard_count > 1 else {}))
                 cycles += 1
                 failed += 0 if report.succeeded else 1

@@ -41,3 +41,55 @@ def test_parallel_workers_start_nothing_after_the_deadline(wms):
     assert not RecoveryDecision.objects.exists()
     follow_up = run_cycle()
     assert sum(follow_up.decisions.values()) == len(built) and follow_up.backlog == 0
+
+
+def _apply_backends() -> set[int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _gone(backends: set[int]) -> bool:
+    """A closed connection's backend leaves pg_stat_activity a moment after the client closes."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while _apply_backends() & backends:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_runners_apply_workers_keep_their_connections_between_cycles_and_close_them(wms):
+    workers = recovery_cycle.ApplyWorkers(3)
+    try:
+        before = _apply_backends()
+        _build(wms, recovery_cycle.APPLY_IN_PARALLEL_FROM)
+        first = run_cycle(apply_workers=workers)
+        assert sum(first.decisions.values()) == 3 * recovery_cycle.APPLY_IN_PARALLEL_FROM
+        used = _apply_backends() - before
+        assert len(used) == 3  # one connection per worker, still open after the cycle
+        built = _build(wms, recovery_cycle.APPLY_IN_PARALLEL_FROM)
+        second = run_cycle(apply_workers=workers)
+        assert sum(second.decisions.values()) == len(built) and second.errors == 0
+        assert _apply_backends() - before == used  # the same connections served the second cycle
+        journal = RecoveryDecision.objects.filter(cycle_id=second.cycle_id)
+        assert sorted(journal.values_list("workflow_id", flat=True)) == sorted(built)
+    finally:
+        workers.close()
+    assert _gone(used)  # closed with the workers
+
+
+def test_the_runner_closes_its_apply_workers_connections(wms, settings):
+    from recovery.tasks import run_recovery_runner
+
+    settings.RECOVERY_APPLY_WORKERS = 2
+    before = _apply_backends()
+    _build(wms, recovery_cycle.APPLY_IN_PARALLEL_FROM)
+    result = run_recovery_runner(seconds=1, interval=30)
+    assert result["cycles"] == 1 and RecoveryDecision.objects.count() == 3 * recovery_cycle.APPLY_IN_PARALLEL_FROM
+    assert _gone(_apply_backends() - before)
