@@ -316,6 +316,32 @@ WHERE w.workflow_id = %(workflow_id)s
 ORDER BY s.step_no
 """
 
+# The probe and, when it proves a duplicate, that duplicate's receipt in one statement: one
+# round trip and one autocommit transaction for the whole answer (docs/architecture.md §8). The
+# receipt is inserted only when the probe proves a duplicate of an ACTIVE or COMPLETED workflow
+# (the answer the locked path would give); its message is %(message)s with the step number
+# (format()'s %s); `recorded` says whether it was. Otherwise nothing is written and the callback
+# takes the locked path.
+FINISH_DUPLICATE_ANSWER = f"""
+WITH probe AS (
+{FINISH_DUPLICATE_PROBE.strip()}
+), receipt AS (
+    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
+    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, format(%(message)s, p.duplicate_step_no),
+           %(payload)s::jsonb, %(duration_ms)s
+    FROM probe AS p
+    WHERE p.duplicate_step_no IS NOT NULL
+      AND p.workflow_status IN ('ACTIVE', 'COMPLETED')
+    LIMIT 1
+    RETURNING id
+)
+SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
+FROM probe AS p
+ORDER BY p.step_no
+"""
+
 # Moves the stock, empties the source, fills the target, archives the job (docs/architecture.md §3). Raises
 # (no_data_found / check_violation) for an unknown job or one not in the pre-move state.
 COMPLETE_MOVE_JOB = """
