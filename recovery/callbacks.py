@@ -494,7 +494,27 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                           job_id, workflow_id, step_id, extra={"job_status": new, "previous_status": current})
 
 
+def status_duplicate_before_lock(request: JobStatusRequest, *, workflow_id: int, step_id: int,
+                                 receipt) -> CallbackResult | None:
+    """The DUPLICATE `status_under_lock` would answer a report of the status the job already has
+    (an ACTIVE workflow, the step its own, the active job at that status: nothing changes),
+    answered and recorded by one statement without a lock (STATUS_DUPLICATE_ANSWER, in
+    autocommit); None when that is not proven, and then nothing was written. As for a jobFinish
+    duplicate, the read is the callback's moment."""
+    job_id, new = request.job_id, request.status
+    result = CallbackResult(200, Outcome.DUPLICATE, f"job {job_id} is already {REPORTABLE_JOB_STATUSES[new]}",
+                            job_id, workflow_id, step_id, extra={"job_status": new})
+    params = receipt(result)
+    ((_, rows),) = tx.run_pipelined([(wms_sql.STATUS_DUPLICATE_ANSWER, params)])
+    if not rows or not rows[0][6]:
+        return None
+    result.state = _state_from_rows(workflow_id, [row[:5] for row in rows])
+    result.recorded = True
+    log_callback_outcome(params)
+    return result
+
+
 def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_STATUS, request=request,
-                            under_lock=status_under_lock,
+                            under_lock=status_under_lock, before_lock=status_duplicate_before_lock,
                             receipt_kw={"job_status": request.status, "event_id": request.event_id})

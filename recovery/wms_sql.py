@@ -342,6 +342,42 @@ FROM probe AS p
 ORDER BY p.step_no
 """
 
+# A job status report already applied (the job's status is the reported one), answered and
+# recorded without a lock or a transaction (docs/architecture.md §8): the workflow's state (the
+# answer) and, when the workflow is ACTIVE, the step belongs to it and its active job already has
+# %(job_status)s, that duplicate's receipt; `recorded` says whether it was written. Otherwise
+# nothing is written and the report takes the locked path.
+STATUS_DUPLICATE_ANSWER = """
+WITH probe AS (
+    SELECT w.status AS workflow_status,
+           w.pause_reason,
+           s.step_id,
+           s.step_no,
+           s.status AS step_status,
+           w.status = 'ACTIVE'
+           AND EXISTS (SELECT 1 FROM alg.tidy_step AS t
+                       WHERE t.step_id = %(step_id)s AND t.workflow_id = %(workflow_id)s)
+           AND EXISTS (SELECT 1 FROM mydo_job AS j
+                       WHERE j.job_id = %(job_id)s AND j.status = %(job_status)s) AS duplicate
+    FROM alg.tidy_workflow AS w
+    LEFT JOIN alg.tidy_step AS s
+        ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+    WHERE w.workflow_id = %(workflow_id)s
+), receipt AS (
+    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
+    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s
+    FROM probe AS p
+    WHERE p.duplicate
+    LIMIT 1
+    RETURNING id
+)
+SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
+FROM probe AS p
+ORDER BY p.step_no
+"""
+
 # Moves the stock, empties the source, fills the target, archives the job (docs/architecture.md §3). Raises
 # (no_data_found / check_violation) for an unknown job or one not in the pre-move state.
 COMPLETE_MOVE_JOB = """
