@@ -223,7 +223,7 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
                        {"workflow_id": workflow_id}))
     statements.append((wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
     if with_evidence:
-        statements.append((wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}))
+        statements.append((wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
     results = tx.run_pipelined(statements)[1 if wait else 0:]
     locked = results[0][1]
     if not locked:

@@ -38,9 +38,29 @@ SELECT set_config('jit', 'off', true),
 """
 
 
+@cache
+def _evidence_projection() -> str:
+    """evidence.sql without its comment lines: it runs for every callback and every decision, and
+    psycopg keeps its parsed form of a statement (where the parameters go) only for statements up
+    to 4 kB; longer ones it parses again on every execution."""
+    return "".join(line for line in sql_file("evidence.sql").splitlines(keepends=True)
+                   if not line.lstrip().startswith("--"))
+
+
+@cache
 def evidence_for_workflows() -> str:
     """Parameter: %(workflow_ids)s, a list of workflow ids."""
-    return sql_file("evidence.sql") + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
+    return _evidence_projection() + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
+
+
+@cache
+def evidence_for_one_workflow() -> str:
+    """Parameter: %(workflow_id)s. The same projection for one workflow, by equality: as a prepared
+    statement it keeps one generic plan (recovery.prepared), and for `= ANY (array)` that plan
+    counts on ten workflows, so while mydo_job holds up to a few thousand active jobs it hashes the
+    whole table rather than probing its key once (the callback's read under the lock, for every
+    jobFinish)."""
+    return _evidence_projection() + "WHERE w.workflow_id = %(workflow_id)s::bigint\n"
 
 
 # --- the workflow row lock (docs/architecture.md §6): always taken first ----------------------

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from recovery import callbacks
+from recovery import callbacks, wms_sql
 from recovery import transaction as tx
 from recovery.callbacks import JobFinishRequest, JobStatusRequest
 from recovery.models import CallbackReceipt, tidy_job_id
@@ -198,3 +198,18 @@ def test_a_status_the_read_cannot_prove_a_duplicate_takes_the_locked_path_with_o
     assert len(trips) > 1  # the read, then the locked path
     assert CallbackReceipt.objects.count() == receipts + 1
     assert CallbackReceipt.objects.get(wcs_event_id="probe").outcome == expected[1]
+
+
+def test_the_callback_statements_fit_psycopgs_parse_cache():
+    """psycopg re-parses, on every execution, a statement longer than this (where its parameters
+    go); the callback's statements run for every request, so each must fit."""
+    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
+
+    statements = {name: getattr(wms_sql, name) for name in (
+        "FINISH_DUPLICATE_ANSWER", "STATUS_DUPLICATE_ANSWER", "LOCK_WORKFLOW_SKIP_LOCKED", "CALLBACK_TARGET",
+        "COMPLETE_MOVE_JOB", "RECORD_EVENT_AND_COMPLETE_STEP", "ADVANCE_WORKFLOW",
+        "INSERT_CALLBACK_RECEIPT_RETURNING_STATE")}
+    statements["evidence_for_workflows"] = wms_sql.evidence_for_workflows()
+    too_long = {name: len(sql.encode()) for name, sql in statements.items()
+                if len(sql.encode()) > MAX_CACHED_STATEMENT_LENGTH}
+    assert too_long == {}
