@@ -146,16 +146,6 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     return _state_from_rows(workflow_id, rows)
 
 
-def _record_prepared(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
-                     job_status: int | None = None, event_id: str | None = None) -> None:
-    """Write the receipt as one prepared statement, in autocommit: the answer of a callback that
-    took no transaction (a duplicate answered from one read)."""
-    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
-                             job_status=job_status, event_id=event_id)
-    tx.run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
-    log_callback_outcome(params)
-
-
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
                        started: float, http_status: int = 400) -> CallbackResult:
     """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
@@ -243,13 +233,13 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
 
     `before_lock`, when given, may answer from one read without any lock or transaction (a
     duplicate of a callback already applied: docs/architecture.md §8); it returns None for
-    everything it cannot prove, which then takes the locked path. It is given `receipt` too and
-    may write the receipt in the round trip of its read (its result says so: `recorded`). The
-    lock and the reads under it travel in one round trip (`lock_and_read_target`);
-    `evidence_with_lock` adds the workflow's evidence to that trip for a callback that usually
-    needs it. With `receipt_with_effect`,
-    `under_lock` is also given `receipt` (the receipt's parameters of a result) so it can write
-    the receipt in the round trip of its effect; a result it recorded says so (`recorded`)."""
+    everything it cannot prove (having written nothing), which then takes the locked path. It is
+    given `receipt` (the receipt's parameters of a result) and writes the receipt of the answer it
+    gives in the round trip of its read. The lock and the reads under it travel in one round trip
+    (`lock_and_read_target`); `evidence_with_lock` adds the workflow's evidence to that trip for a
+    callback that usually needs it. With `receipt_with_effect`, `under_lock` is also given
+    `receipt` so it can write the receipt in the round trip of its effect; a result it recorded
+    says so (`recorded`)."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -270,9 +260,6 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
             # Django's own (a `SELECT 1` round trip before the transaction) would only repeat it.
             connection.health_check_done = True
             if result is not None:
-                if not result.recorded:
-                    _record_prepared(endpoint=endpoint, result=result, payload=payload, started=started,
-                                     **receipt_kw)
                 return result
         with transaction.atomic():
             # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
