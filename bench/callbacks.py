@@ -3,10 +3,11 @@
 
 Starts its own gunicorn on 127.0.0.1 (a free port in 8100-8199) against its own embedded
 database (EMBEDDED_DB_DIR in /tmp, then migrate + wms_schema), seeds two-step tidy workflows
-whose first job is executing, and fires `POST /api/wcs/job-finish` for every first job twice
-(the copy follows within the client's concurrency window, so originals and duplicates overlap
-in flight) from a bounded client on loopback (N keep-alive connections, stops after the last
-request or --deadline seconds). Per run it prints callbacks/s and p50/p95/p99 latency; then the
+whose first job is executing (beside a history of 20,000 archived jobs, with statistics), and
+fires `POST /api/wcs/job-finish` for every first job twice (the copy follows within the client's
+concurrency window, so originals and duplicates overlap in flight) from a bounded client on
+loopback (N keep-alive connections, stops after the last request or --deadline seconds). Per
+run it prints callbacks/s and p50/p95/p99 latency; then the
 median over the runs, and the checks: every answer 200, one inventory move per workflow (stock
 rows moved once, one archived job), one event per (workflow, step, job, stage), the next job
 created once, one ACCEPTED and one DUPLICATE receipt per workflow.
@@ -80,6 +81,28 @@ SELECT 'TDY-' || g || '-' || (2 * g - 1), 28, 3, 'CT-' || g, 'CS-' || g, 'CD-' |
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 """
 
+# A site's history before the run: archived jobs and their events (of workflows far above the
+# seeded ids). With statistics taken after each run's seeding (ANALYZE_SEEDED), as autovacuum
+# keeps them on a live WMS. Empty, just-truncated job archives would be planned as empty (every
+# lookup in them a scan, costlier at each callback as the run archives thousands of jobs), and
+# statistics of the warm-up's 200 workflows would price scans of tables ten times that size.
+HISTORY_ROWS = 20_000
+ANALYZE_SEEDED = """
+ANALYZE mydo_job_finish, alg.tidy_callback_event, mydo_job, alg.tidy_workflow, alg.tidy_step,
+        alg.tidy_space_lock, bas_stock, bas_cargo_space, recovery_callbackreceipt
+"""
+HISTORY_SQL = """
+INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+                             finished_at)
+SELECT 'TDY-' || (1000000000 + g) || '-' || (2000000000 + g), 28, 4, 'HT-' || g, 'HS-' || g, 'HD-' || g,
+       now() - interval '1 day'
+FROM generate_series(1, %(n)s) AS g;
+
+INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage)
+SELECT 1000000000 + g, 2000000000 + g, 'TDY-' || (1000000000 + g) || '-' || (2000000000 + g), 'MOVE_FINISHED'
+FROM generate_series(1, %(n)s) AS g
+"""
+
 # Every check counts violations over the workflows it created; all must be zero.
 CHECKS = {
     "workflows whose first job was archived other than once": """
@@ -149,6 +172,16 @@ def seed(lo: int, hi: int) -> None:
         for statement in SEED_SQL.split(";\n"):
             if statement.strip():
                 cursor.execute(statement, {"lo": lo, "hi": hi})
+        cursor.execute(ANALYZE_SEEDED)
+
+
+def seed_history() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for statement in HISTORY_SQL.split(";\n"):
+            if statement.strip():
+                cursor.execute(statement, {"n": HISTORY_ROWS})
 
 
 def reset() -> None:
@@ -320,6 +353,7 @@ def main() -> int:
     print(f"database: embedded in {settings.EMBEDDED_DB_DIR}; {os.cpu_count()} CPU(s); "
           f"load average {load()} at the start")
     reset()
+    seed_history()
     port = free_port()
     server = start_server(port, args.workers, args.threads)
     meter = CpuMeter(server.pid, Path(settings.EMBEDDED_DB_DIR))

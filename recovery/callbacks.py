@@ -146,16 +146,6 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
     return _state_from_rows(workflow_id, rows)
 
 
-def _record_prepared(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
-                     job_status: int | None = None, event_id: str | None = None) -> None:
-    """Write the receipt as one prepared statement, in autocommit: the answer of a callback that
-    took no transaction (a duplicate answered from one read)."""
-    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
-                             job_status=job_status, event_id=event_id)
-    tx.run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT, params)])
-    log_callback_outcome(params)
-
-
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
                        started: float, http_status: int = 400) -> CallbackResult:
     """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
@@ -223,7 +213,7 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
                        {"workflow_id": workflow_id}))
     statements.append((wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
     if with_evidence:
-        statements.append((wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}))
+        statements.append((wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
     results = tx.run_pipelined(statements)[1 if wait else 0:]
     locked = results[0][1]
     if not locked:
@@ -243,11 +233,13 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
 
     `before_lock`, when given, may answer from one read without any lock or transaction (a
     duplicate of a callback already applied: docs/architecture.md §8); it returns None for
-    everything it cannot prove, which then takes the locked path. The lock and the reads under it
-    travel in one round trip (`lock_and_read_target`); `evidence_with_lock` adds the workflow's
-    evidence to that trip for a callback that usually needs it. With `receipt_with_effect`,
-    `under_lock` is also given `receipt` (the receipt's parameters of a result) so it can write
-    the receipt in the round trip of its effect; a result it recorded says so (`recorded`)."""
+    everything it cannot prove (having written nothing), which then takes the locked path. It is
+    given `receipt` (the receipt's parameters of a result) and writes the receipt of the answer it
+    gives in the round trip of its read. The lock and the reads under it travel in one round trip
+    (`lock_and_read_target`); `evidence_with_lock` adds the workflow's evidence to that trip for a
+    callback that usually needs it. With `receipt_with_effect`, `under_lock` is also given
+    `receipt` so it can write the receipt in the round trip of its effect; a result it recorded
+    says so (`recorded`)."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -257,11 +249,17 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
         callback_receipt_record(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
         return result
     workflow_id, step_id = ids
+
+    def receipt(result: CallbackResult) -> dict:
+        return _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
+
     try:
         if before_lock is not None:
-            result = before_lock(request, workflow_id=workflow_id, step_id=step_id)
+            result = before_lock(request, workflow_id=workflow_id, step_id=step_id, receipt=receipt)
+            # The read just succeeded on this connection: it is the request's health check, and
+            # Django's own (a `SELECT 1` round trip before the transaction) would only repeat it.
+            connection.health_check_done = True
             if result is not None:
-                _record_prepared(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
                 return result
         with transaction.atomic():
             # Uncontended (the usual case) the row is ours at once; otherwise wait, but only
@@ -286,10 +284,6 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
                                         f"unknown job {job_id}: no such job in mydo_job nor mydo_job_finish",
                                         job_id, workflow_id, step_id)
             else:
-                def receipt(result: CallbackResult) -> dict:
-                    return _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started,
-                                           **receipt_kw)
-
                 result = under_lock(request, workflow_id=workflow_id, step_id=step_id, status=status, target=target,
                                     **({"receipt": receipt} if receipt_with_effect else {}))
             if result.recorded:
@@ -339,26 +333,34 @@ def finish_of_completed_step(request: JobFinishRequest, *, workflow_id: int, ste
     recorded = tx.record_callback_event(workflow_id=workflow_id, step_id=step_id, job_id=request.job_id,
                                         stage=request.stage, payload=_event_payload(request))
     return _finish_answer(request, workflow_id, step_id, 200, Outcome.DUPLICATE,
-                          f"step {target.step_no} is already COMPLETED: nothing moved"
+                          FINISH_DUPLICATE_MESSAGE % target.step_no
                           + (f"; stage {request.stage} recorded" if recorded else ""),
                           inventory_moved=False, event_recorded=recorded)
 
 
-def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int,
-                                 step_id: int) -> CallbackResult | None:
+# The duplicate's message, with the step number; both Python's % and PostgreSQL's format() fill
+# its %s (FINISH_DUPLICATE_ANSWER writes the receipt of a duplicate proven without a lock).
+FINISH_DUPLICATE_MESSAGE = "step %s is already COMPLETED: nothing moved"
+
+
+def finish_duplicate_before_lock(request: JobFinishRequest, *, workflow_id: int, step_id: int,
+                                 receipt) -> CallbackResult | None:
     """The answer `finish_of_completed_step` would give a duplicate whose stage is already recorded
-    (it changes nothing), read from one snapshot without a lock; None when that is not proven.
-    The read is the callback's moment: a later pause or repair does not make it wrong, exactly as
-    if the callback had taken the lock just before them."""
-    ((_, rows),) = tx.run_pipelined([(wms_sql.FINISH_DUPLICATE_PROBE, {
-        "workflow_id": workflow_id, "step_id": step_id, "job_id": request.job_id, "stage": request.stage})])
-    if not rows or rows[0][5] is None or rows[0][0] not in (TidyWorkflow.Status.ACTIVE,
-                                                            TidyWorkflow.Status.COMPLETED):
-        return None
-    result = _finish_answer(request, workflow_id, step_id, 200, Outcome.DUPLICATE,
-                            f"step {rows[0][5]} is already COMPLETED: nothing moved",
+    (it changes nothing), read from one snapshot without a lock, its receipt written by the same
+    statement (FINISH_DUPLICATE_ANSWER, in autocommit); None when that is not proven, and then
+    nothing was written. The read is the callback's moment: a later pause or repair does not make
+    it wrong, exactly as if the callback had taken the lock just before them. The receipt's
+    `duration_ms` is taken when the statement is sent."""
+    result = _finish_answer(request, workflow_id, step_id, 200, Outcome.DUPLICATE, FINISH_DUPLICATE_MESSAGE,
                             inventory_moved=False, event_recorded=False)
+    params = receipt(result)
+    ((_, rows),) = tx.run_pipelined([(wms_sql.FINISH_DUPLICATE_ANSWER, params)])
+    if not rows or not rows[0][6]:
+        return None
+    result.message = FINISH_DUPLICATE_MESSAGE % rows[0][5]
     result.state = _state_from_rows(workflow_id, [row[:5] for row in rows])
+    result.recorded = True
+    log_callback_outcome(params)
     return result
 
 
@@ -479,7 +481,27 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                           job_id, workflow_id, step_id, extra={"job_status": new, "previous_status": current})
 
 
+def status_duplicate_before_lock(request: JobStatusRequest, *, workflow_id: int, step_id: int,
+                                 receipt) -> CallbackResult | None:
+    """The DUPLICATE `status_under_lock` would answer a report of the status the job already has
+    (an ACTIVE workflow, the step its own, the active job at that status: nothing changes),
+    answered and recorded by one statement without a lock (STATUS_DUPLICATE_ANSWER, in
+    autocommit); None when that is not proven, and then nothing was written. As for a jobFinish
+    duplicate, the read is the callback's moment."""
+    job_id, new = request.job_id, request.status
+    result = CallbackResult(200, Outcome.DUPLICATE, f"job {job_id} is already {REPORTABLE_JOB_STATUSES[new]}",
+                            job_id, workflow_id, step_id, extra={"job_status": new})
+    params = receipt(result)
+    ((_, rows),) = tx.run_pipelined([(wms_sql.STATUS_DUPLICATE_ANSWER, params)])
+    if not rows or not rows[0][6]:
+        return None
+    result.state = _state_from_rows(workflow_id, [row[:5] for row in rows])
+    result.recorded = True
+    log_callback_outcome(params)
+    return result
+
+
 def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_STATUS, request=request,
-                            under_lock=status_under_lock,
+                            under_lock=status_under_lock, before_lock=status_duplicate_before_lock,
                             receipt_kw={"job_status": request.status, "event_id": request.event_id})

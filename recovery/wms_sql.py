@@ -38,9 +38,29 @@ SELECT set_config('jit', 'off', true),
 """
 
 
+@cache
+def _evidence_projection() -> str:
+    """evidence.sql without its comment lines: it runs for every callback and every decision, and
+    psycopg keeps its parsed form of a statement (where the parameters go) only for statements up
+    to 4 kB; longer ones it parses again on every execution."""
+    return "".join(line for line in sql_file("evidence.sql").splitlines(keepends=True)
+                   if not line.lstrip().startswith("--"))
+
+
+@cache
 def evidence_for_workflows() -> str:
     """Parameter: %(workflow_ids)s, a list of workflow ids."""
-    return sql_file("evidence.sql") + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
+    return _evidence_projection() + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
+
+
+@cache
+def evidence_for_one_workflow() -> str:
+    """Parameter: %(workflow_id)s. The same projection for one workflow, by equality: as a prepared
+    statement it keeps one generic plan (recovery.prepared), and for `= ANY (array)` that plan
+    counts on ten workflows, so while mydo_job holds up to a few thousand active jobs it hashes the
+    whole table rather than probing its key once (the callback's read under the lock, for every
+    jobFinish)."""
+    return _evidence_projection() + "WHERE w.workflow_id = %(workflow_id)s::bigint\n"
 
 
 # --- the workflow row lock (docs/architecture.md §6): always taken first ----------------------
@@ -314,6 +334,68 @@ LEFT JOIN alg.tidy_step AS s
     ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
 WHERE w.workflow_id = %(workflow_id)s
 ORDER BY s.step_no
+"""
+
+# The probe and, when it proves a duplicate, that duplicate's receipt in one statement: one
+# round trip and one autocommit transaction for the whole answer (docs/architecture.md §8). The
+# receipt is inserted only when the probe proves a duplicate of an ACTIVE or COMPLETED workflow
+# (the answer the locked path would give); its message is %(message)s with the step number
+# (format()'s %s); `recorded` says whether it was. Otherwise nothing is written and the callback
+# takes the locked path.
+FINISH_DUPLICATE_ANSWER = f"""
+WITH probe AS (
+{FINISH_DUPLICATE_PROBE.strip()}
+), receipt AS (
+    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
+    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, format(%(message)s, p.duplicate_step_no),
+           %(payload)s::jsonb, %(duration_ms)s
+    FROM probe AS p
+    WHERE p.duplicate_step_no IS NOT NULL
+      AND p.workflow_status IN ('ACTIVE', 'COMPLETED')
+    LIMIT 1
+    RETURNING id
+)
+SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
+FROM probe AS p
+ORDER BY p.step_no
+"""
+
+# A job status report already applied (the job's status is the reported one), answered and
+# recorded without a lock or a transaction (docs/architecture.md §8): the workflow's state (the
+# answer) and, when the workflow is ACTIVE, the step belongs to it and its active job already has
+# %(job_status)s, that duplicate's receipt; `recorded` says whether it was written. Otherwise
+# nothing is written and the report takes the locked path.
+STATUS_DUPLICATE_ANSWER = """
+WITH probe AS (
+    SELECT w.status AS workflow_status,
+           w.pause_reason,
+           s.step_id,
+           s.step_no,
+           s.status AS step_status,
+           w.status = 'ACTIVE'
+           AND EXISTS (SELECT 1 FROM alg.tidy_step AS t
+                       WHERE t.step_id = %(step_id)s AND t.workflow_id = %(workflow_id)s)
+           AND EXISTS (SELECT 1 FROM mydo_job AS j
+                       WHERE j.job_id = %(job_id)s AND j.status = %(job_status)s) AS duplicate
+    FROM alg.tidy_workflow AS w
+    LEFT JOIN alg.tidy_step AS s
+        ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
+    WHERE w.workflow_id = %(workflow_id)s
+), receipt AS (
+    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
+    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s
+    FROM probe AS p
+    WHERE p.duplicate
+    LIMIT 1
+    RETURNING id
+)
+SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
+FROM probe AS p
+ORDER BY p.step_no
 """
 
 # Moves the stock, empties the source, fills the target, archives the job (docs/architecture.md §3). Raises
