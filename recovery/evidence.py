@@ -298,7 +298,7 @@ def evidence_for_workflow(workflow_id: int) -> TidyRecoveryEvidence | None:
 def evidence_for_workflow_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
     """The same read, for a caller holding the workflow row lock inside a transaction: prepared
     with a generic plan (recovery.prepared), because callbacks and recovery run it per workflow."""
-    return evidence_from_result(*run_prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}))
+    return evidence_from_result(*run_prepared(wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
 
 
 def evidence_from_result(columns: list[str], rows: list[tuple]) -> TidyRecoveryEvidence | None:

@@ -356,7 +356,7 @@ def lock_and_read(workflow_id: int, *, skip_locked: bool) -> tuple[bool, TidyRec
     lock = wms_sql.LOCK_WORKFLOW_SKIP_LOCKED if skip_locked else wms_sql.LOCK_WORKFLOW_WAIT
     (_, locked), evidence_result = run_pipelined([
         (lock, {"workflow_id": workflow_id}),
-        (wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]}),
+        (wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}),
     ])
     return (True, evidence_from_result(*evidence_result)) if locked else (False, None)
 
