@@ -29,6 +29,7 @@ from recovery.models import (
     TidyStep,
     TidyWorkflow,
 )
+from recovery.prepared import run_prepared
 
 PAUSED = TidyWorkflow.Status.PAUSED_RECOVERY
 ACTIVE = TidyWorkflow.Status.ACTIVE
@@ -578,11 +579,10 @@ class WorkflowDetail:
     @cached_property
     def _history(self) -> dict:
         """The history fragment's reads, in one statement (console_sql.WORKFLOW_HISTORY)."""
-        with connection.cursor() as cursor:
-            cursor.execute(console_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
-            names = [c.name for c in cursor.description]
-            return {name: json.loads(v) if isinstance(v, str | bytes) else v
-                    for name, v in zip(names, cursor.fetchone(), strict=True)}
+        # Prepared with a generic plan (recovery.prepared): planning it cost twice its execution.
+        names, rows = run_prepared(console_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
+        return {name: json.loads(v) if isinstance(v, str | bytes) else v
+                for name, v in zip(names, rows[0], strict=True)}
 
     @cached_property
     def _steps_and_events(self) -> tuple[list[TimelineStep], list[TidyCallbackEvent]]:

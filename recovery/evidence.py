@@ -291,12 +291,13 @@ def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvid
 
 
 def evidence_for_workflow(workflow_id: int) -> TidyRecoveryEvidence | None:
-    found = evidence_for_workflows([workflow_id])
-    return found[0] if found else None
+    """One workflow's evidence, prepared with a generic plan (recovery.prepared): callbacks,
+    recovery, the repair flow and the console's workflow page run it per workflow, and planning
+    the statement afresh cost more than running it."""
+    columns, rows = run_prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
+    return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None
 
 
 def evidence_for_workflow_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
-    """The same read, for a caller holding the workflow row lock inside a transaction: prepared
-    with a generic plan (recovery.prepared), because callbacks and recovery run it per workflow."""
-    columns, rows = run_prepared(wms_sql.evidence_for_workflows(), {"workflow_ids": [workflow_id]})
-    return evidence_from_row(dict(zip(columns, rows[0], strict=True))) if rows else None
+    """The same read, for a caller holding the workflow row lock inside a transaction."""
+    return evidence_for_workflow(workflow_id)
