@@ -352,11 +352,17 @@ def run(args, queries: dict[str, int]) -> None:
         return [(f"/workflows/{rng.randint(1, n)}/", {}) for _ in range(args.requests)]
 
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS_MS}
+    cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS_MS}
+    database = _database_process()
     for name in TARGETS_MS:  # warm-up: connections, template cache, PostgreSQL buffers
         time_requests(client, scenario(name)[:30])
     for run_no in range(1, args.runs + 1):
         for name in TARGETS_MS:
-            times = time_requests(client, scenario(name))
+            requests = scenario(name)
+            before = (time.process_time(), _tree_cpu(database))
+            times = time_requests(client, requests)
+            after = (time.process_time(), _tree_cpu(database))
+            cpu[name].append(tuple((a - b) * 1000 / len(requests) for a, b in zip(after, before, strict=True)))
             results[name].append((percentile(times, 50), percentile(times, 95)))
         line = ", ".join(f"{name} p50 {r[-1][0]:.1f} / p95 {r[-1][1]:.1f} ms" for name, r in results.items())
         print(f"run {run_no}: {line}; load {_load()}")
@@ -369,8 +375,12 @@ def run(args, queries: dict[str, int]) -> None:
         target = TARGETS_MS[name]
         verdict = "meets" if p95 <= target else "MISSES"
         ok &= p95 <= target
+        python_ms, database_ms = (statistics.median(c[i] for c in cpu[name]) for i in range(2))
         print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 <= {target:.0f} ms: {verdict:<6}"
-              f"   {queries[SCENARIO_PAGES[name]]:2d} queries")
+              f"   {queries[SCENARIO_PAGES[name]]:2d} queries, CPU {python_ms:4.1f} ms Django + "
+              f"{database_ms:4.1f} ms PostgreSQL" + ("" if database else " (psutil missing)"))
+    print("  (CPU per request, the median of the runs: on a busy machine wall-clock times vary with the load, "
+          "CPU far less)")
     print("\nper paused-list variant (fragment, one run of 20 each):")
     for path in variants:
         times = time_requests(client, [(path, htmx)] * 20)
@@ -478,6 +488,34 @@ def run_map(args) -> None:
         print(f"  {name:<22} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms   target p95 <= {target:.0f} ms: {verdict}"
               f"   page {sizes[name][0] / 1024:,.0f} KiB, SVG {sizes[name][1] / 1024:,.0f} KiB")
     print(f"load average at the end {_load()}")
+
+
+def _database_process():
+    """The embedded PostgreSQL's postmaster (its backends are its children), if psutil is there."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    from django.conf import settings
+
+    pid_file = Path(settings.EMBEDDED_DB_DIR) / "postmaster.pid"
+    return psutil.Process(int(pid_file.read_text().split()[0])) if pid_file.exists() else None
+
+
+def _tree_cpu(proc) -> float:
+    """CPU seconds of `proc` and its children (0 without psutil)."""
+    if proc is None:
+        return 0.0
+    import psutil
+
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
 
 
 def _load() -> str:

@@ -107,6 +107,21 @@ WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
 
 
 # --- the workflow page ----------------------------------------------------------------------
+# Parameter: %(workflow_id)s. The workflow row and its newest 50 journaled decisions (newest
+# first), each as JSON (console.selectors.workflow_detail turns them back into model rows): no
+# row when the workflow does not exist.
+WORKFLOW_AND_JOURNAL = """
+SELECT to_jsonb(w) AS workflow,
+       (SELECT coalesce(json_agg(d ORDER BY d.decided_at DESC, d.id DESC), '[]')
+        FROM (SELECT *
+              FROM "recovery_recoverydecision"
+              WHERE workflow_id = %(workflow_id)s               -- (workflow_id, -decided_at) index
+              ORDER BY decided_at DESC, id DESC
+              LIMIT 50) AS d) AS decisions
+FROM "alg"."tidy_workflow" AS w
+WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow_pkey
+"""
+
 # Parameter: %(workflow_id)s. Everything the history fragment shows beside the evidence, in one
 # statement: the workflow's steps (step_no order), the active and the finished jobs
 # TDY-<workflow>-<step> of those steps (finished_at order), its callback events (received_at

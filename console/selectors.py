@@ -631,11 +631,19 @@ class WorkflowDetail:
         return _json_rows(CallbackReceipt, self._history["receipts"])
 
 
+BIGINT_MAX = 2**63 - 1
+
+
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
-    workflow = TidyWorkflow.objects.filter(pk=workflow_id).first()
-    if workflow is None:
+    if not 0 < workflow_id <= BIGINT_MAX:  # not a workflow id (the URL takes any digits)
         return None
-    decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
+    # The workflow and its journal in one statement, prepared (recovery.prepared) like the evidence read.
+    _, rows = run_prepared(console_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
+    if not rows:
+        return None
+    workflow_row, decision_rows = (json.loads(v) if isinstance(v, str | bytes) else v for v in rows[0])
+    workflow = _json_rows(TidyWorkflow, [workflow_row])[0]
+    decisions = _json_rows(RecoveryDecision, decision_rows)
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
     evidence_then = None
     if pause_decision is not None:

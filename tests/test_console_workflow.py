@@ -184,3 +184,32 @@ def test_the_history_statement_reads_what_the_orm_reads(wms):
     assert by_space[built.moves[0].source].space_tray_code == built.moves[0].tray_code
     assert [b.workflow_id for b in by_space[built.moves[2].target].blocks] == [other.workflow_id]
     assert detail.lock_count == len(detail.locks) == 7
+
+
+def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_client):  # noqa: F811
+    """console_sql.WORKFLOW_AND_JOURNAL gives the workflow row and its newest 50 decisions as the
+    ORM reads them (ties on decided_at broken by id, the evidence JSON as stored, a decision with
+    no cycle), nothing of another workflow; an id beyond bigint is a 404, not a 500."""
+    from recovery.models import RecoveryDecision, TidyWorkflow
+
+    built = wms.build("job_missing")
+    other = wms.build("job_missing")
+    run_cycle()
+    run_cycle()
+    pause = RecoveryDecision.objects.filter(workflow_id=built.workflow_id).first()
+    for i in range(55):
+        RecoveryDecision.objects.create(workflow_id=built.workflow_id, step_id=None, source="REPAIR",
+                                        action="PAUSE", reason="", rule="r", fingerprint=f"f{i}",
+                                        evidence={"i": i, "nested": {"x": [1.5, None, "<é>"]}})
+    RecoveryDecision.objects.filter(workflow_id=built.workflow_id, fingerprint__startswith="f").update(
+        decided_at=pause.decided_at)  # many at the same instant
+
+    detail = workflow_detail(workflow_id=built.workflow_id)
+    assert _rows([detail.workflow]) == _rows([TidyWorkflow.objects.get(pk=built.workflow_id)])
+    expected = RecoveryDecision.objects.filter(workflow_id=built.workflow_id).order_by("-decided_at", "-pk")[:50]
+    assert _rows(detail.decisions) == _rows(expected) and len(detail.decisions) == 50
+    assert {d.workflow_id for d in detail.decisions} == {built.workflow_id} != {other.workflow_id}
+    assert any(d.cycle_id is None for d in detail.decisions)
+    assert workflow_detail(workflow_id=other.workflow_id + 1000) is None
+    assert supervisor_client.get(f"/workflows/{2**63}/").status_code == 404
+    assert supervisor_client.get(f"/workflows/{2**63 - 1}/").status_code == 404
