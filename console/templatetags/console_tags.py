@@ -262,15 +262,16 @@ def evidence_tables(card):
     a template loop: the workflow page shows two cards of about thirty fields and the template
     engine spent a third of the page's time on them (bench/console.py). Every value is escaped
     with html.escape; the markup is the one console/_evidence_card.html describes."""
-    heads = (f'<thead><tr><th scope="col">{_e(gettext("Field"))}</th>'
-             f'<th scope="col">{_e(gettext("Expected (from the step)"))}</th>'
-             f'<th scope="col">{_e(gettext("Observed"))}</th></tr></thead>')
-    flag = ('<span class="flag" aria-hidden="true">✗</span> '
-            f'<span class="visually-hidden">{_e(gettext("Mismatch:"))} </span>')
+    # Each text is looked up outside the f-strings below: makemessages does not read inside them.
+    field, expected, observed = _e(gettext("Field")), _e(gettext("Expected (from the step)")), _e(gettext("Observed"))
+    mismatch, changed = _e(gettext("Mismatch:")), _e(gettext("changed"))
+    produced, rule_word = _e(gettext("Produced this decision")), _e(gettext("rule"))
+    heads = (f'<thead><tr><th scope="col">{field}</th><th scope="col">{expected}</th>'
+             f'<th scope="col">{observed}</th></tr></thead>')
+    flag = f'<span class="flag" aria-hidden="true">✗</span> <span class="visually-hidden">{mismatch} </span>'
     okmark = '<span class="okmark" aria-hidden="true">✓</span> '
-    changed_badge = f'\n          <span class="badge changed-badge">{_e(gettext("changed"))}</span>'
-    produced = f'<strong>{_e(gettext("Produced this decision"))}</strong> — '
-    rule_word = _e(gettext("rule"))
+    changed_badge = f'\n          <span class="badge changed-badge">{changed}</span>'
+    produced = f'<strong>{produced}</strong> — '
     out = []
     for section in card.sections:
         out.append(f'<div class="table-wrap">\n<table class="evidence-table">\n'
