@@ -200,9 +200,9 @@ def _stock_and_space_fields(ev: TidyRecoveryEvidence, state: ExpectedState | Non
 
 
 def build_evidence_card(evidence: TidyRecoveryEvidence, *,
-                        baseline: TidyRecoveryEvidence | None = None) -> EvidenceCard:
-    """The card for `evidence`; with `baseline` (the journaled evidence), fields whose observed
-    value differs from the baseline's are marked `changed`."""
+                        baseline: "TidyRecoveryEvidence | EvidenceCard | None" = None) -> EvidenceCard:
+    """The card for `evidence`; with `baseline` (the journaled evidence, or the card already
+    built from it), fields whose observed value differs from the baseline's are marked `changed`."""
     ev = evidence
     decision = table_decision(ev)
     state = _expected_state(ev)
@@ -276,7 +276,7 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
 
     baseline_observed: dict[str, str] | None = None
     if baseline is not None:
-        base = build_evidence_card(baseline)
+        base = baseline if isinstance(baseline, EvidenceCard) else build_evidence_card(baseline)
         baseline_observed = {f.key: f.observed for s in base.sections for f in s.fields}
 
     def finish(f: CardField) -> CardField:

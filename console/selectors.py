@@ -1,6 +1,7 @@
 """Reads for the console pages: plain functions with keyword-only arguments, results as
 dataclasses. Every list read runs a fixed number of queries whatever the row count."""
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -8,7 +9,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, JSONField, Min, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from recovery.models import (
     TidyStep,
     TidyWorkflow,
 )
+from recovery.prepared import run_prepared
 
 PAUSED = TidyWorkflow.Status.PAUSED_RECOVERY
 ACTIVE = TidyWorkflow.Status.ACTIVE
@@ -452,7 +454,10 @@ def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
     wanted = set(spaces)
     with connection.cursor() as cursor:
         cursor.execute(console_sql.OPEN_STEPS_USING_SPACES, {"spaces": list(wanted)})
-        steps = [BlockedStep(*row) for row in cursor.fetchall()]
+        return _by_space([BlockedStep(*row) for row in cursor.fetchall()], wanted)
+
+
+def _by_space(steps: list[BlockedStep], wanted: set[str]) -> dict[str, list[BlockedStep]]:
     out: dict[str, list[BlockedStep]] = defaultdict(list)
     for step in steps:
         for space in {step.cargo_space_id, step.target_cargo_space_id} & wanted:
@@ -460,25 +465,27 @@ def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
     return out
 
 
-def _lock_rows(locks: list[dict]) -> list[LockRow]:
-    spaces = [lk["cargo_space_id"] for lk in locks]
-    blocked = blocked_steps(spaces=spaces)
-    occupancy = {s["cargo_space_id"]: s["tray_code"] for s in _space_rows(spaces)} if spaces else {}
+def _lock_rows(locks: list[dict], blocked: dict[str, list[BlockedStep]] | None = None) -> list[LockRow]:
+    """LockRows of `locks` (_lock_values rows), with what each locked space blocks (one query,
+    unless `blocked` already says)."""
+    if blocked is None:
+        blocked = blocked_steps(spaces=[lk["cargo_space_id"] for lk in locks])
     return [
         LockRow(lk["lock_id"], lk["cargo_space_id"], lk["workflow_id"], lk["workflow__status"],
-                lk["workflow__pause_reason"], lk["workflow__origin"], lk["locked_at"],
-                occupancy.get(lk["cargo_space_id"]),
+                lk["workflow__pause_reason"], lk["workflow__origin"], lk["locked_at"], lk["space_tray_code"],
                 tuple(b for b in blocked.get(lk["cargo_space_id"], []) if b.workflow_id != lk["workflow_id"]))
         for lk in locks
     ]
 
 
-def _space_rows(spaces: list[str]):
-    return BasCargoSpace.objects.filter(cargo_space_id__in=spaces).values("cargo_space_id", "tray_code")
-
-
 LOCK_FIELDS = ("lock_id", "cargo_space_id", "workflow_id", "workflow__status", "workflow__pause_reason",
-               "workflow__origin", "locked_at")
+               "workflow__origin", "locked_at", "space_tray_code")
+
+
+def _lock_values(locks):
+    """The lock rows with the tray their space holds, read in the same statement (bas_cargo_space_pkey)."""
+    holds = BasCargoSpace.objects.filter(cargo_space_id=OuterRef("cargo_space_id")).values("tray_code")[:1]
+    return locks.annotate(space_tray_code=Subquery(holds)).values(*LOCK_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -505,7 +512,7 @@ class LocksPage:
 
 
 def paused_locks_page(*, q: str = "", after: LockCursor | None = None, page_size: int = 100) -> LocksPage:
-    """Every lock held by a paused workflow, oldest first, keyset-paginated; four queries."""
+    """Every lock held by a paused workflow, oldest first, keyset-paginated; three queries."""
     qs = TidySpaceLock.objects.filter(workflow__status=PAUSED)
     if q:
         cond = Q(cargo_space_id=q)
@@ -515,7 +522,7 @@ def paused_locks_page(*, q: str = "", after: LockCursor | None = None, page_size
     total = qs.count()
     if after is not None:
         qs = qs.filter(Q(locked_at__gt=after.locked_at) | Q(locked_at=after.locked_at, lock_id__gt=after.lock_id))
-    locks = list(qs.order_by("locked_at", "lock_id").values(*LOCK_FIELDS)[:page_size + 1])
+    locks = list(_lock_values(qs.order_by("locked_at", "lock_id"))[:page_size + 1])
     more = len(locks) > page_size
     locks = locks[:page_size]
     rows = _lock_rows(locks)
@@ -538,6 +545,20 @@ class TimelineStep:
     first_incomplete: bool
 
 
+_LOCKED_AT = TidySpaceLock._meta.get_field("locked_at")
+
+
+def _json_rows(model, rows: list[dict]) -> list:
+    """Model rows from a JSON array of whole table rows (json_agg of the rows): each column
+    converted as the ORM would read it (timestamps back to aware datetimes; a JSON column is
+    already decoded)."""
+    fields = model._meta.concrete_fields
+    names = [f.attname for f in fields]
+    return [model.from_db(connection.alias, names,
+                          [row[f.column] if isinstance(f, JSONField) else f.to_python(row[f.column]) for f in fields])
+            for row in rows]
+
+
 @dataclass
 class WorkflowDetail:
     """A workflow page. The live fragment (refreshed every few seconds) shows the status and the
@@ -556,15 +577,21 @@ class WorkflowDetail:
         return self.workflow.status == PAUSED
 
     @cached_property
+    def _history(self) -> dict:
+        """The history fragment's reads, in one statement (console_sql.WORKFLOW_HISTORY)."""
+        # Prepared with a generic plan (recovery.prepared): planning it cost twice its execution.
+        names, rows = run_prepared(console_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
+        return {name: json.loads(v) if isinstance(v, str | bytes) else v
+                for name, v in zip(names, rows[0], strict=True)}
+
+    @cached_property
     def _steps_and_events(self) -> tuple[list[TimelineStep], list[TidyCallbackEvent]]:
-        workflow_id = self.workflow.workflow_id
-        steps = list(TidyStep.objects.filter(workflow_id=workflow_id).order_by("step_no"))
-        job_ids = [s.job_id for s in steps]
-        active = {j.job_id: j for j in MydoJob.objects.filter(job_id__in=job_ids)}
+        steps = _json_rows(TidyStep, self._history["steps"])
+        active = {j.job_id: j for j in _json_rows(MydoJob, self._history["jobs"])}
         finished = defaultdict(list)
-        for j in MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"):
+        for j in _json_rows(MydoJobFinish, self._history["finishes"]):
             finished[j.job_id].append(j)
-        events = list(TidyCallbackEvent.objects.filter(workflow_id=workflow_id).order_by("received_at", "event_id"))
+        events = _json_rows(TidyCallbackEvent, self._history["events"])
         by_step = defaultdict(list)
         for e in events:
             by_step[e.step_id].append(e)
@@ -581,23 +608,42 @@ class WorkflowDetail:
     def events(self) -> list[TidyCallbackEvent]:
         return self._steps_and_events[1]
 
+    @property
+    def lock_count(self) -> int:
+        """Spaces the workflow locks, as the evidence counted them: the live fragment shows the
+        count and reads no lock rows."""
+        return self.evidence_now.lock_count if self.evidence_now is not None else len(self.locks)
+
     @cached_property
     def locks(self) -> list[LockRow]:
-        return _lock_rows(list(TidySpaceLock.objects.filter(workflow_id=self.workflow.workflow_id)
-                               .order_by("cargo_space_id").values(*LOCK_FIELDS)))
+        w = self.workflow
+        locks = [{"lock_id": lk["lock_id"], "cargo_space_id": lk["cargo_space_id"], "workflow_id": w.workflow_id,
+                  "workflow__status": w.status, "workflow__pause_reason": w.pause_reason,
+                  "workflow__origin": w.origin, "locked_at": _LOCKED_AT.to_python(lk["locked_at"]),
+                  "space_tray_code": lk["space_tray_code"]} for lk in self._history["locks"]]
+        blocked = _by_space([BlockedStep(**b) for b in self._history["blockers"]],
+                            {lk["cargo_space_id"] for lk in locks})
+        return _lock_rows(locks, blocked)
 
     @cached_property
     def receipts(self) -> list[CallbackReceipt]:
-        """Every callback received, refused ones included: evidence a supervisor reads beside the steps."""
-        receipts = CallbackReceipt.objects.filter(workflow_id=self.workflow.workflow_id)
-        return list(receipts.order_by("-received_at")[:100])
+        """The newest 100 callbacks received, refused ones included: evidence a supervisor reads beside the steps."""
+        return _json_rows(CallbackReceipt, self._history["receipts"])
+
+
+BIGINT_MAX = 2**63 - 1
 
 
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
-    workflow = TidyWorkflow.objects.filter(pk=workflow_id).first()
-    if workflow is None:
+    if not 0 < workflow_id <= BIGINT_MAX:  # not a workflow id (the URL takes any digits)
         return None
-    decisions = list(RecoveryDecision.objects.filter(workflow_id=workflow_id).order_by("-decided_at", "-pk")[:50])
+    # The workflow and its journal in one statement, prepared (recovery.prepared) like the evidence read.
+    _, rows = run_prepared(console_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
+    if not rows:
+        return None
+    workflow_row, decision_rows = (json.loads(v) if isinstance(v, str | bytes) else v for v in rows[0])
+    workflow = _json_rows(TidyWorkflow, [workflow_row])[0]
+    decisions = _json_rows(RecoveryDecision, decision_rows)
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
     evidence_then = None
     if pause_decision is not None:

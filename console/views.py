@@ -96,8 +96,8 @@ def workflow_detail(request, workflow_id: int):
     detail = selectors.workflow_detail(workflow_id=workflow_id)
     if detail is None:
         raise Http404(_("Workflow %(id)s does not exist.") % {"id": workflow_id})
-    card_now = build_evidence_card(detail.evidence_now, baseline=detail.evidence_then) if detail.evidence_now else None
     card_then = build_evidence_card(detail.evidence_then) if detail.evidence_then else None
+    card_now = build_evidence_card(detail.evidence_now, baseline=card_then) if detail.evidence_now else None
     reason = CATALOG.get(detail.workflow.pause_reason) if detail.workflow.pause_reason else None
     return render_page(request, "console/workflow.html", ("workflow-live", "workflow-history"), {
         "detail": detail, "workflow": detail.workflow, "card_now": card_now, "card_then": card_then,

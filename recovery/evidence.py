@@ -291,14 +291,15 @@ def evidence_for_workflows(workflow_ids: Iterable[int]) -> list[TidyRecoveryEvid
 
 
 def evidence_for_workflow(workflow_id: int) -> TidyRecoveryEvidence | None:
-    found = evidence_for_workflows([workflow_id])
-    return found[0] if found else None
+    """One workflow's evidence, prepared with a generic plan (recovery.prepared): callbacks,
+    recovery, the repair flow and the console's workflow page run it per workflow, and planning
+    the statement afresh cost more than running it."""
+    return evidence_from_result(*run_prepared(wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
 
 
 def evidence_for_workflow_under_lock(workflow_id: int) -> TidyRecoveryEvidence | None:
-    """The same read, for a caller holding the workflow row lock inside a transaction: prepared
-    with a generic plan (recovery.prepared), because callbacks and recovery run it per workflow."""
-    return evidence_from_result(*run_prepared(wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
+    """The same read, for a caller holding the workflow row lock inside a transaction."""
+    return evidence_for_workflow(workflow_id)
 
 
 def evidence_from_result(columns: list[str], rows: list[tuple]) -> TidyRecoveryEvidence | None:

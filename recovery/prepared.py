@@ -9,6 +9,8 @@ custom plans it thinks cheaper. That setting only concerns prepared statements, 
 ones run here are prepared (Django's own queries never are), so nothing else is affected.
 """
 
+import time
+
 import psycopg
 from django.db import connection
 
@@ -32,11 +34,16 @@ def run_prepared(sql: str, params: dict) -> tuple[list[str], list[tuple]]:
         # Django turns psycopg's preparation off; re-enable it for explicit prepare=True only
         # (the threshold is out of reach, so nothing else is ever prepared automatically).
         raw.prepare_threshold = _NEVER_AUTOMATICALLY
-    with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
-        cursor.execute(sql, params, prepare=True)
-        if not cursor.pgresult.nfields:
-            return [], []
-        return column_names(cursor), cursor.fetchall()
+    started = time.monotonic()
+    try:
+        with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+            cursor.execute(sql, params, prepare=True)
+            if not cursor.pgresult.nfields:
+                return [], []
+            return column_names(cursor), cursor.fetchall()
+    finally:
+        if connection.queries_logged:  # counted with Django's own queries (DEBUG, the query-count tests)
+            connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
 
 def column_names(cursor: psycopg.Cursor) -> list[str]:

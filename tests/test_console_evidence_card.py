@@ -95,3 +95,76 @@ def test_it_marks_what_changed_since_the_journaled_evidence(wms):
     assert {f.key for f in now.changed_fields} == {*SPACES, "stock.locations"}
     assert now.mismatches == []
     assert table_decision(evidence_for_workflow(built.workflow_id)).action is Action.LEAVE
+
+
+# The tables as the template loop wrote them before console_tags.evidence_tables (lines broken
+# between tags; the comparison ignores whitespace beside tags): the tag must give the same
+# markup, field for field, in every language.
+TEMPLATE_LOOP = """{% load i18n %}{% for section in card.sections %}
+  <div class="table-wrap">
+  <table class="evidence-table">
+    <caption>{{ section.title }} <code class="table-name">{{ section.table }}</code></caption>
+    <thead><tr><th scope="col">{% translate "Field" %}</th>
+      <th scope="col">{% translate "Expected (from the step)" %}</th>
+      <th scope="col">{% translate "Observed" %}</th></tr></thead>
+    <tbody>
+    {% for f in section.fields %}
+      <tr class="check-{{ f.check }}{% if f.decisive %} decisive{% endif %}{% if f.changed %} changed{% endif %}"
+          data-field="{{ f.key }}">
+        <th scope="row">{{ f.label }}</th>
+        <td>{{ f.expected }}</td>
+        <td>
+          {% if f.mismatch %}<span class="flag" aria-hidden="true">✗</span>
+            <span class="visually-hidden">{% translate "Mismatch:" %} </span>
+          {% elif f.check == "ok" %}<span class="okmark" aria-hidden="true">✓</span> {% endif %}
+          <strong>{{ f.observed }}</strong>
+          {% if f.changed %}<span class="badge changed-badge">{% translate "changed" %}</span>{% endif %}
+          {% if f.mismatch %}<div class="why">
+            {% if f.decisive %}<strong>{% translate "Produced this decision" %}</strong> — {% endif %}
+            {% translate "rule" %} <code>{{ f.rule }}</code>: {{ f.rule_explanation }}</div>{% endif %}
+        </td>
+      </tr>
+    {% endfor %}
+    </tbody>
+  </table>
+  </div>
+  {% endfor %}"""
+
+
+def _markup(html: str) -> str:
+    import re
+
+    return re.sub(r">\s+", ">", re.sub(r"\s+<", "<", re.sub(r"\s+", " ", html))).strip()
+
+
+def test_the_evidence_tables_tag_writes_what_the_template_loop_wrote(wms):
+    from django.template import Context, Template
+    from django.utils import translation
+
+    from console.templatetags.console_tags import evidence_tables
+
+    cards = []
+    for kind in (*sorted(PAUSES), "healthy", "finish_terminal", "completed"):
+        built = wms.build(kind)
+        cards.append(build_evidence_card(evidence_for_workflow(built.workflow_id)))
+    built = wms.build("active_not_pre_move")
+    run_cycle()
+    journaled = evidence_from_json(RecoveryDecision.objects.get(workflow_id=built.workflow_id).evidence)
+    with connection.cursor() as cursor:  # a hostile tray code, and a change since the pause
+        cursor.execute("UPDATE bas_cargo_space SET tray_code = %s WHERE cargo_space_id = %s",
+                       ['<script>"x"&</script>', built.moves[0].target])
+    cards.append(build_evidence_card(evidence_for_workflow(built.workflow_id), baseline=journaled))
+    assert any(f.changed for f in cards[-1].changed_fields) and any(c.mismatches for c in cards)
+
+    loop = Template(TEMPLATE_LOOP)
+    for language in ("en", "zh-hans"):
+        with translation.override(language):
+            for card in cards:
+                expected = loop.render(Context({"card": card}))
+                assert _markup(evidence_tables(card)) == _markup(expected), (language, card.workflow_id)
+    assert "&lt;script&gt;&quot;x&quot;&amp;&lt;/script&gt;" in evidence_tables(cards[-1])
+    with translation.override("zh-hans"):  # the tag's own texts are in the catalogue (makemessages finds them)
+        chinese = evidence_tables(cards[-1]) + "".join(evidence_tables(c) for c in cards if c.mismatches)
+    for english in ("Field", "Expected (from the step)", "Observed", "Mismatch:", ">changed<",
+                    "Produced this decision", "rule <code>"):
+        assert english not in chinese, english

@@ -114,3 +114,102 @@ def test_it_leaves_a_place_for_the_repair_panel(supervisor_client, wms):  # noqa
     assert '<section aria-label="Corrections" class="repair-slot">' in body
     # the panel sits between the evidence and the history, outside both refreshing fragments
     assert body.index('id="evidence-now"') < body.index("repair-slot") < body.index('id="workflow-history"')
+
+
+def _rows(objects) -> list[dict]:
+    return [{f.attname: getattr(o, f.attname) for f in o._meta.concrete_fields} for o in objects]
+
+
+def test_the_history_statement_reads_what_the_orm_reads(wms):
+    """The history fragment's one statement (console_sql.WORKFLOW_HISTORY) gives the same rows,
+    in the same order, as reading each table through the ORM: awkward data included (a duplicated
+    archive row, JSON payloads, more than 100 receipts, a locked space missing from
+    bas_cargo_space, a space another workflow needs), and nothing of a neighbouring workflow."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from console.selectors import _lock_rows, _lock_values
+    from recovery.models import MydoJob, MydoJobFinish, TidyCallbackEvent, TidySpaceLock, TidyStep
+
+    built = wms.workflow(moves=[wms.move(), wms.move(), wms.move()],
+                         step_statuses=["COMPLETED", "DISPATCHED", "PENDING"])
+    neighbour = wms.build("finish_terminal_last")
+    wms.job(built, 0, status=4, finished=True)
+    wms.job(built, 0, status=4, finished=True)  # archived twice
+    wms.job(built, 1, status=2)
+    wms.event(built, 0)
+    wms.event(built, 0, stage="RECOVERY_FINISHED")
+    other = wms.workflow(moves=[wms.move()], step_statuses=["PENDING"], lock=False)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE alg.tidy_callback_event SET payload = %s WHERE workflow_id = %s",
+                       ['{"status": 4, "note": "<b>é</b>", "n": [1, 2.5, null]}', built.workflow_id])
+        cursor.execute("UPDATE alg.tidy_step SET target_cargo_space_id = %s WHERE workflow_id = %s",
+                       [built.moves[2].target, other.workflow_id])
+        cursor.execute("INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id) VALUES (%s, 'NOT-A-SPACE')",
+                       [built.workflow_id])
+    start = timezone.now() - timedelta(hours=1)
+    for i in range(103):
+        CallbackReceipt.objects.create(
+            endpoint="job-finish", job_id=f"TDY-{built.workflow_id}-{built.step_ids[i % 3]}",
+            workflow_id=built.workflow_id, http_status=200 if i % 2 else 409, outcome="ACCEPTED",
+            payload={"i": i}, duration_ms=i / 3, remote_addr="10.0.0.7" if i == 5 else None)
+        CallbackReceipt.objects.filter(pk=CallbackReceipt.objects.latest("id").pk).update(
+            received_at=start + timedelta(seconds=i // 2))  # pairs received at the same instant
+    CallbackReceipt.objects.create(endpoint="job-finish", job_id="x", workflow_id=neighbour.workflow_id,
+                                   http_status=200, outcome="ACCEPTED")
+
+    detail = workflow_detail(workflow_id=built.workflow_id)
+    wid = built.workflow_id
+    steps = list(TidyStep.objects.filter(workflow_id=wid).order_by("step_no"))
+    job_ids = [s.job_id for s in steps]
+    assert _rows(t.step for t in detail.timeline) == _rows(steps)
+    assert _rows(t.active_job for t in detail.timeline if t.active_job) == _rows(
+        MydoJob.objects.filter(job_id__in=job_ids))
+    assert _rows(f for t in detail.timeline for f in t.finished_jobs) == _rows(
+        MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"))
+    assert len(detail.timeline[0].finished_jobs) == 2
+    events = TidyCallbackEvent.objects.filter(workflow_id=wid).order_by("received_at", "event_id")
+    assert _rows(detail.events) == _rows(events) and len(detail.events) == 2
+    assert detail.events[0].payload == {"status": 4, "note": "<b>é</b>", "n": [1, 2.5, None]}
+    assert _rows(detail.receipts) == _rows(
+        CallbackReceipt.objects.filter(workflow_id=wid).order_by("-received_at", "-id")[:100])
+    assert len(detail.receipts) == 100 and {r.workflow_id for r in detail.receipts} == {wid}
+    assert all(isinstance(r.received_at, type(start)) and r.received_at.tzinfo for r in detail.receipts)
+
+    orm_locks = _lock_rows(list(_lock_values(TidySpaceLock.objects.filter(workflow_id=wid).order_by("cargo_space_id"))))
+    assert detail.locks == orm_locks
+    by_space = {lk.cargo_space_id: lk for lk in detail.locks}
+    assert by_space["NOT-A-SPACE"].space_tray_code is None
+    assert by_space[built.moves[0].source].space_tray_code == built.moves[0].tray_code
+    assert [b.workflow_id for b in by_space[built.moves[2].target].blocks] == [other.workflow_id]
+    assert detail.lock_count == len(detail.locks) == 7
+
+
+def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_client):  # noqa: F811
+    """console_sql.WORKFLOW_AND_JOURNAL gives the workflow row and its newest 50 decisions as the
+    ORM reads them (ties on decided_at broken by id, the evidence JSON as stored, a decision with
+    no cycle), nothing of another workflow; an id beyond bigint is a 404, not a 500."""
+    from recovery.models import RecoveryDecision, TidyWorkflow
+
+    built = wms.build("job_missing")
+    other = wms.build("job_missing")
+    run_cycle()
+    run_cycle()
+    pause = RecoveryDecision.objects.filter(workflow_id=built.workflow_id).first()
+    for i in range(55):
+        RecoveryDecision.objects.create(workflow_id=built.workflow_id, step_id=None, source="REPAIR",
+                                        action="PAUSE", reason="", rule="r", fingerprint=f"f{i}",
+                                        evidence={"i": i, "nested": {"x": [1.5, None, "<é>"]}})
+    RecoveryDecision.objects.filter(workflow_id=built.workflow_id, fingerprint__startswith="f").update(
+        decided_at=pause.decided_at)  # many at the same instant
+
+    detail = workflow_detail(workflow_id=built.workflow_id)
+    assert _rows([detail.workflow]) == _rows([TidyWorkflow.objects.get(pk=built.workflow_id)])
+    expected = RecoveryDecision.objects.filter(workflow_id=built.workflow_id).order_by("-decided_at", "-pk")[:50]
+    assert _rows(detail.decisions) == _rows(expected) and len(detail.decisions) == 50
+    assert {d.workflow_id for d in detail.decisions} == {built.workflow_id} != {other.workflow_id}
+    assert any(d.cycle_id is None for d in detail.decisions)
+    assert workflow_detail(workflow_id=other.workflow_id + 1000) is None
+    assert supervisor_client.get(f"/workflows/{2**63}/").status_code == 404
+    assert supervisor_client.get(f"/workflows/{2**63 - 1}/").status_code == 404

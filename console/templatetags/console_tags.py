@@ -254,3 +254,41 @@ def paused_rows(rows):
             f'</tr>\n'
         )
     return mark_safe("".join(out))  # noqa: S308 - every value above is escaped or an int
+
+
+@register.simple_tag
+def evidence_tables(card):
+    """An evidence card's tables, one per section, field by field. Rendered here rather than in
+    a template loop: the workflow page shows two cards of about thirty fields and the template
+    engine spent a third of the page's time on them (bench/console.py). Every value is escaped
+    with html.escape; the markup is the one console/_evidence_card.html describes."""
+    # Each text is looked up outside the f-strings below: makemessages does not read inside them.
+    field, expected, observed = _e(gettext("Field")), _e(gettext("Expected (from the step)")), _e(gettext("Observed"))
+    mismatch, changed = _e(gettext("Mismatch:")), _e(gettext("changed"))
+    produced, rule_word = _e(gettext("Produced this decision")), _e(gettext("rule"))
+    heads = (f'<thead><tr><th scope="col">{field}</th><th scope="col">{expected}</th>'
+             f'<th scope="col">{observed}</th></tr></thead>')
+    flag = f'<span class="flag" aria-hidden="true">✗</span> <span class="visually-hidden">{mismatch} </span>'
+    okmark = '<span class="okmark" aria-hidden="true">✓</span> '
+    changed_badge = f'\n          <span class="badge changed-badge">{changed}</span>'
+    produced = f'<strong>{produced}</strong> — '
+    out = []
+    for section in card.sections:
+        out.append(f'<div class="table-wrap">\n<table class="evidence-table">\n'
+                   f'  <caption>{_e(section.title)} <code class="table-name">{_e(section.table)}</code></caption>\n'
+                   f'  {heads}\n  <tbody>\n')
+        for f in section.fields:
+            classes = f"check-{_e(f.check)}" + (" decisive" if f.decisive else "") + (" changed" if f.changed else "")
+            mark = flag if f.mismatch else okmark if f.check == "ok" else ""
+            why = ""
+            if f.mismatch:
+                why = (f'\n          <div class="why">{produced if f.decisive else ""}{rule_word} '
+                       f'<code>{_e(f.rule)}</code>: {_e(f.rule_explanation)}</div>')
+            out.append(
+                f'    <tr class="{classes}" data-field="{_e(f.key)}">\n'
+                f'      <th scope="row">{_e(f.label)}</th>\n'
+                f'      <td>{_e(f.expected)}</td>\n'
+                f'      <td>\n          {mark}<strong>{_e(f.observed)}</strong>'
+                f'{changed_badge if f.changed else ""}{why}\n      </td>\n    </tr>\n')
+        out.append("  </tbody>\n</table>\n</div>\n")
+    return mark_safe("".join(out))  # noqa: S308 - every value above is escaped
