@@ -31,3 +31,31 @@ def stop_private_database() -> None:
         from console import devdb
 
         devdb.stop(settings.EMBEDDED_DB_DIR)
+
+
+def postmaster_process(data_dir):
+    """The PostgreSQL postmaster of `data_dir` (its backends are its children) as a psutil
+    Process, or None without psutil or a running server."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    pid_file = Path(data_dir) / "postmaster.pid"
+    return psutil.Process(int(pid_file.read_text().split()[0])) if pid_file.exists() else None
+
+
+def tree_cpu_seconds(proc) -> float:
+    """CPU seconds of a psutil Process and its children (0.0 for None); children that end while
+    being read are skipped."""
+    if proc is None:
+        return 0.0
+    import psutil
+
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total

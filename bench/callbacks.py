@@ -42,7 +42,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._setup import django_on_private_database, stop_private_database  # noqa: E402
+from bench._setup import (  # noqa: E402
+    django_on_private_database,
+    postmaster_process,
+    stop_private_database,
+    tree_cpu_seconds,
+)
 
 # The console's journals the benchmark empties between runs (the WMS tables: truncate_wms_tables).
 TRUNCATE_CONSOLE_JOURNALS = "TRUNCATE recovery_callbackreceipt, recovery_outboundhttprequest"
@@ -294,27 +299,14 @@ class CpuMeter:
             return
         self.psutil = psutil
         self.server = psutil.Process(server_pid)
-        pid_file = data_dir / "postmaster.pid"
-        self.database = psutil.Process(int(pid_file.read_text().split()[0])) if pid_file.exists() else None
+        self.database = postmaster_process(data_dir)
         self.client = psutil.Process()
-
-    def _tree(self, proc) -> float:
-        if proc is None:
-            return 0.0
-        total = 0.0
-        for p in [proc, *proc.children(recursive=True)]:
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system
-            except self.psutil.Error:
-                pass
-        return total
 
     def sample(self) -> tuple[float, float, float] | None:
         if self.psutil is None:
             return None
         t = self.client.cpu_times()
-        return self._tree(self.server), self._tree(self.database), t.user + t.system
+        return tree_cpu_seconds(self.server), tree_cpu_seconds(self.database), t.user + t.system
 
 
 def percentile(values: list[float], p: float) -> float:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench._setup import postmaster_process, tree_cpu_seconds  # noqa: E402
 
 # p95 targets (issue 14: the fragment measured 31 ms before).
 TARGETS_MS = {"paused-list fragment": 20.0, "whole workflow page": 20.0, "workflow live fragment": 20.0,
@@ -359,9 +360,9 @@ def run(args, queries: dict[str, int]) -> None:
     for run_no in range(1, args.runs + 1):
         for name in TARGETS_MS:
             requests = scenario(name)
-            before = (time.process_time(), _tree_cpu(database))
+            before = (time.process_time(), tree_cpu_seconds(database))
             times = time_requests(client, requests)
-            after = (time.process_time(), _tree_cpu(database))
+            after = (time.process_time(), tree_cpu_seconds(database))
             cpu[name].append(tuple((a - b) * 1000 / len(requests) for a, b in zip(after, before, strict=True)))
             results[name].append((percentile(times, 50), percentile(times, 95)))
         line = ", ".join(f"{name} p50 {r[-1][0]:.1f} / p95 {r[-1][1]:.1f} ms" for name, r in results.items())
@@ -492,30 +493,11 @@ def run_map(args) -> None:
 
 def _database_process():
     """The embedded PostgreSQL's postmaster (its backends are its children), if psutil is there."""
-    try:
-        import psutil
-    except ImportError:
-        return None
     from django.conf import settings
 
-    pid_file = Path(settings.EMBEDDED_DB_DIR) / "postmaster.pid"
-    return psutil.Process(int(pid_file.read_text().split()[0])) if pid_file.exists() else None
+    return postmaster_process(settings.EMBEDDED_DB_DIR)
 
 
-def _tree_cpu(proc) -> float:
-    """CPU seconds of `proc` and its children (0 without psutil)."""
-    if proc is None:
-        return 0.0
-    import psutil
-
-    total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
 
 
 def _load() -> str:

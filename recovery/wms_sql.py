@@ -336,6 +336,20 @@ WHERE w.workflow_id = %(workflow_id)s
 ORDER BY s.step_no
 """
 
+def _receipt_from_probe(*, message: str, proven: str) -> str:
+    """The receipt of a duplicate answered before the lock: inserted from the `probe` row only when
+    `proven` holds for it (a CTE of FINISH_DUPLICATE_ANSWER and STATUS_DUPLICATE_ANSWER)."""
+    return f"""    INSERT INTO recovery_callbackreceipt (
+        received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+        wcs_event_id, http_status, outcome, message, payload, duration_ms)
+    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s
+    FROM probe AS p
+    WHERE {proven}
+    LIMIT 1
+    RETURNING id"""
+
+
 # The probe and, when it proves a duplicate, that duplicate's receipt in one statement: one
 # round trip and one autocommit transaction for the whole answer (docs/architecture.md §8). The
 # receipt is inserted only when the probe proves a duplicate of an ACTIVE or COMPLETED workflow
@@ -346,16 +360,8 @@ FINISH_DUPLICATE_ANSWER = f"""
 WITH probe AS (
 {FINISH_DUPLICATE_PROBE.strip()}
 ), receipt AS (
-    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
-    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-           %(wcs_event_id)s, %(http_status)s, %(outcome)s, format(%(message)s, p.duplicate_step_no),
-           %(payload)s::jsonb, %(duration_ms)s
-    FROM probe AS p
-    WHERE p.duplicate_step_no IS NOT NULL
-      AND p.workflow_status IN ('ACTIVE', 'COMPLETED')
-    LIMIT 1
-    RETURNING id
+{_receipt_from_probe(message="format(%(message)s, p.duplicate_step_no)",
+                     proven="p.duplicate_step_no IS NOT NULL AND p.workflow_status IN ('ACTIVE', 'COMPLETED')")}
 )
 SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
 FROM probe AS p
@@ -367,7 +373,7 @@ ORDER BY p.step_no
 # answer) and, when the workflow is ACTIVE, the step belongs to it and its active job already has
 # %(job_status)s, that duplicate's receipt; `recorded` says whether it was written. Otherwise
 # nothing is written and the report takes the locked path.
-STATUS_DUPLICATE_ANSWER = """
+STATUS_DUPLICATE_ANSWER = f"""
 WITH probe AS (
     SELECT w.status AS workflow_status,
            w.pause_reason,
@@ -384,14 +390,7 @@ WITH probe AS (
         ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
     WHERE w.workflow_id = %(workflow_id)s
 ), receipt AS (
-    INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-                                          wcs_event_id, http_status, outcome, message, payload, duration_ms)
-    SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-           %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s
-    FROM probe AS p
-    WHERE p.duplicate
-    LIMIT 1
-    RETURNING id
+{_receipt_from_probe(message="%(message)s", proven="p.duplicate")}
 )
 SELECT p.*, (SELECT count(*) FROM receipt) AS recorded
 FROM probe AS p
