@@ -143,6 +143,12 @@ class ShardLeases:
             if shard not in self.held and self._one(wms_sql.LEASE_TRY, {"key": shard_lease_key(shard)}):
                 self.held.add(shard)
 
+    def successor_waiting(self) -> bool:
+        """Whether another live runner holds no shard: the schedule's next runner, standing by
+        for this one to hand over."""
+        keys = [shard_lease_key(shard) for shard in range(self.shard_count)]
+        return self._one(wms_sql.LEASE_RUNNERS_WAITING, {"presence_key": RUNNER_PRESENCE_KEY, "shard_keys": keys}) > 0
+
     def alive(self) -> list[int]:
         """The shards still held (all of them are lost together when the connection dies)."""
         try:

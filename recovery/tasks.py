@@ -36,7 +36,7 @@ def _forget_broken_connection() -> None:
 
 
 def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None,
-                        shards: int | None = None) -> dict:
+                        shards: int | None = None, handoff_after: float | None = None) -> dict:
     """The task the schedule fires every minute: run cycles every `interval` seconds until the
     runner's life (`seconds`) is up, for the shards whose lease this runner holds.
 
@@ -46,7 +46,7 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
     over within one interval, and gives back what is above it. A runner that gets no shard
     stands by until its life is up, in case one is freed; if it never gets one it skipped."""
     try:
-        return _run_recovery_runner(seconds=seconds, interval=interval, shards=shards)
+        return _run_recovery_runner(seconds=seconds, interval=interval, shards=shards, handoff_after=handoff_after)
     except OUTAGE_ERRORS as exc:
         log.error("recovery runner: the database is unreachable (%s); the next scheduled run retries",
                   str(exc).strip() or type(exc).__name__)
@@ -96,23 +96,32 @@ class StopRequest:
             time.sleep(min(left, 0.2))
 
 
-def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None) -> dict:
+def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None,
+                         handoff_after: float | None) -> dict:
     # The apply threads and their connections live as long as this runner (recovery.cycle.ApplyWorkers).
     apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)
     try:
         with StopRequest().watching() as stop:
             return _run_rounds(seconds=seconds, interval=interval, shards=shards, stop=stop,
-                               apply_workers=apply_workers)
+                               apply_workers=apply_workers, handoff_after=handoff_after)
     finally:
         apply_workers.close()
 
 
+# How often a runner holding no shard tries again: a handover is taken within this.
+STANDBY_POLL_SECONDS = 0.5
+
+
 def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | None, stop: StopRequest,
-                apply_workers: ApplyWorkers) -> dict:
-    life = _runner_life() if seconds is None else seconds
+                apply_workers: ApplyWorkers, handoff_after: float | None) -> dict:
+    if seconds is None:
+        life, handoff_after = _runner_life()
+    else:
+        life = seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
     shard_count = settings.RECOVERY_SHARDS if shards is None else shards
     deadline = time.monotonic() + life
+    handoff = None if handoff_after is None else time.monotonic() + handoff_after
     with shard_leases(shard_count) as leases:
         cycles = failed = 0
         ran: set[int] = set()
@@ -145,11 +154,18 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
                 if len(mine) > 1:
                     # A runner that joined gets its share after this cycle, not after the round.
                     leases.rebalance()
-            if not mine and not ran and shard_count == 1:
-                break  # unsharded: the one lease is held elsewhere, nothing to stand by for
+            # From the moment the schedule fires the next runner, hand over to it as soon as it
+            # waits: closing the lease connection frees every shard, and the waiting runner
+            # takes them within STANDBY_POLL_SECONDS, so the cadence has no gap whenever the
+            # scheduler gets round to firing it (docs/architecture.md §7).
+            if mine and handoff is not None and time.monotonic() >= handoff and leases.successor_waiting():
+                log.info("recovery runner: handing over to the next runner")
+                break
             # A cycle that stopped at its budget is followed at once by the next: a backlog
             # drains in short cycles back to back, each recorded, instead of one long cycle.
-            next_start = time.monotonic() if backlog else started + every
+            # A runner holding no shard stands by, trying again shortly.
+            next_start = (time.monotonic() if backlog else started + every) if mine else \
+                time.monotonic() + STANDBY_POLL_SECONDS
             # Stop when the next round could not finish within the runner's life.
             if next_start + (time.monotonic() - started) > deadline:
                 break
@@ -163,16 +179,24 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
         return {**result, "shards": sorted(ran)} if shard_count > 1 else result
 
 
-def _runner_life() -> float:
-    """Loop until just before the schedule fires the next runner, so that runner finds the
-    lease free and the cadence has no gap; never longer than RECOVERY_RUNNER_SECONDS (which
-    stays below the cluster's timeout)."""
+# django-q2's scheduler looks at the schedules about every 30 s, so it fires a runner up to that
+# long after the schedule's next_run.
+SCHEDULER_WAKE_SECONDS = 30.0
+
+
+def _runner_life() -> tuple[float, float | None]:
+    """(life, handoff_after), in seconds from now. The runner loops until the latest moment the
+    scheduler can fire the next runner (the schedule's next_run plus one scheduler wake), never
+    longer than RECOVERY_RUNNER_SECONDS (which stays below the cluster's timeout); from next_run
+    on it hands over to the next runner as soon as that one waits. Ending at next_run instead
+    left the cadence a gap of up to half a minute whenever the scheduler fired late, longer
+    than the stale window (docs/architecture.md §7)."""
     cap = float(settings.RECOVERY_RUNNER_SECONDS)
     next_run = Schedule.objects.filter(name=SCHEDULE_NAME).values_list("next_run", flat=True).first()
     if next_run is None:
-        return cap
-    until_next = (next_run - timezone.now()).total_seconds() - 1.0
-    return max(1.0, min(cap, until_next))
+        return cap, None
+    until_next = (next_run - timezone.now()).total_seconds()
+    return max(1.0, min(cap, until_next + SCHEDULER_WAKE_SECONDS)), max(0.0, until_next - 1.0)
 
 
 def cluster_key() -> str:

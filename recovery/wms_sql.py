@@ -677,6 +677,30 @@ LEASE_RELEASE = "SELECT pg_advisory_unlock(%(key)s)"
 LEASE_SHARED = "SELECT pg_advisory_lock_shared(%(key)s)"
 
 # How many sessions hold the presence key: the live runners, this one included.
+# Live runners (holders of the presence key) that hold no shard lease: runners standing by, e.g.
+# the schedule's next runner waiting for this one to hand over (docs/architecture.md §7).
+LEASE_RUNNERS_WAITING = """
+SELECT count(*)
+FROM pg_locks AS p
+WHERE p.locktype = 'advisory'
+  AND p.classid = 0
+  AND p.objid::bigint = %(presence_key)s
+  AND p.objsubid = 1
+  AND p.mode = 'ShareLock'
+  AND p.granted
+  AND NOT EXISTS (
+      SELECT 1
+      FROM pg_locks AS s
+      WHERE s.pid = p.pid
+        AND s.locktype = 'advisory'
+        AND s.classid = 0
+        AND s.objid::bigint = ANY (%(shard_keys)s::bigint[])
+        AND s.objsubid = 1
+        AND s.mode = 'ExclusiveLock'
+        AND s.granted
+  )
+"""
+
 LEASE_SHARED_HOLDERS = """
 SELECT count(*)
 FROM pg_locks

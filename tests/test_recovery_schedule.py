@@ -1,5 +1,7 @@
 """The schedule declaration, the runner task, its lease and the start-up cycle (docs/architecture.md §7)."""
 
+import time
+
 from django_q.models import Schedule
 
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
@@ -75,7 +77,9 @@ def test_a_cluster_runs_one_start_up_cycle_whatever_its_worker_count(wms):
     assert RecoveryCycle.objects.filter(trigger="STARTUP").count() == 2
 
 
-def test_a_runner_stops_just_before_the_schedule_fires_the_next_one(transactional_db):
+def test_a_runner_lives_until_the_scheduler_fires_the_next_one_at_the_latest(transactional_db):
+    """The scheduler fires the next runner up to one wake (30 s) after next_run: the runner lives
+    until then, and from next_run on hands over as soon as the next one waits."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -83,12 +87,55 @@ def test_a_runner_stops_just_before_the_schedule_fires_the_next_one(transactiona
     from recovery.tasks import _runner_life
 
     ensure_recovery_schedule()  # a transactional test database is flushed between tests
-    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=30))
-    assert 27 <= _runner_life() <= 29
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=20))
+    life, handoff_after = _runner_life()
+    assert 49 <= life <= 50 and 18 <= handoff_after <= 19
     Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(minutes=10))
-    assert _runner_life() == 55  # capped below the cluster timeout
+    assert _runner_life()[0] == 55  # capped below the cluster timeout
     Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() - timedelta(seconds=5))
-    assert _runner_life() == 1.0  # still runs one cycle
+    life, handoff_after = _runner_life()
+    assert 24 <= life <= 25 and handoff_after == 0.0  # overdue: hands over at once to a waiting runner
+
+
+def test_a_runner_hands_over_to_the_next_one_without_a_gap(wms):
+    """The next runner waits (it gets no lease); the running one, past its handover moment,
+    gives the lease up after its round, and the next runs its first cycle within a second."""
+    import threading
+
+    from django.db import connections
+
+    wms.build("job_missing")
+    results = {}
+
+    def first():
+        try:
+            results["first"] = run_recovery_runner(seconds=30, interval=0.5, handoff_after=0.5)
+        finally:
+            connections.close_all()
+
+    def second():
+        try:
+            results["second"] = run_recovery_runner(seconds=3, interval=0.5)
+        finally:
+            connections.close_all()
+
+    runner_a = threading.Thread(target=first)
+    runner_a.start()
+    time.sleep(1.0)
+    runner_b = threading.Thread(target=second)
+    started_b = time.monotonic()
+    runner_b.start()
+    runner_a.join(timeout=20)
+    handed_over = time.monotonic()
+    runner_b.join(timeout=20)
+    assert not runner_a.is_alive() and not runner_b.is_alive()
+    assert handed_over - started_b < 2.5  # the first ran to its round's end, not to its 30 s life
+    assert results["first"]["skipped"] is False and results["second"]["skipped"] is False
+    cycles = list(RecoveryCycle.objects.filter(trigger="SCHEDULE").order_by("started_at")
+                  .values_list("worker", "started_at", "finished_at"))
+    gaps = [(b[1] - a[2]).total_seconds() for a, b in zip(cycles, cycles[1:], strict=False)]
+    assert max(gaps) < 1.5  # no gap in the cadence at the handover
+    assert RecoveryCycle.objects.filter(outcome="SUCCEEDED").count() == len(cycles)
 
 
 def test_a_lease_connection_works_when_the_url_names_an_application(transactional_db):
