@@ -149,6 +149,11 @@ class ShardLeases:
         keys = [shard_lease_key(shard) for shard in range(self.shard_count)]
         return self._one(wms_sql.LEASE_RUNNERS_WAITING, {"presence_key": RUNNER_PRESENCE_KEY, "shard_keys": keys}) > 0
 
+    def held_by_runner(self, shard: int = 0) -> bool:
+        """Whether a live runner holds the shard's lease (and so will hand it over in turn)."""
+        return self._one(wms_sql.LEASE_HELD_BY_RUNNER,
+                         {"lease_key": shard_lease_key(shard), "presence_key": RUNNER_PRESENCE_KEY})
+
     def alive(self) -> list[int]:
         """The shards still held (all of them are lost together when the connection dies)."""
         try:

@@ -154,6 +154,8 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
                 if len(mine) > 1:
                     # A runner that joined gets its share after this cycle, not after the round.
                     leases.rebalance()
+            if not mine and not ran and shard_count == 1 and not leases.held_by_runner():
+                break  # unsharded, and the lease is held by something other than a runner: skip
             # From the moment the schedule fires the next runner, hand over to it as soon as it
             # waits: closing the lease connection frees every shard, and the waiting runner
             # takes them within STANDBY_POLL_SECONDS, so the cadence has no gap whenever the

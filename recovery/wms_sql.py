@@ -701,6 +701,20 @@ WHERE p.locktype = 'advisory'
   )
 """
 
+# Whether the lease %(lease_key)s is held by a live runner (a session that also holds the
+# presence key), rather than by anything else.
+LEASE_HELD_BY_RUNNER = """
+SELECT EXISTS (
+    SELECT 1
+    FROM pg_locks AS l
+    JOIN pg_locks AS p ON p.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid::bigint = %(lease_key)s
+      AND l.objsubid = 1 AND l.mode = 'ExclusiveLock' AND l.granted
+      AND p.locktype = 'advisory' AND p.classid = 0 AND p.objid::bigint = %(presence_key)s
+      AND p.objsubid = 1 AND p.mode = 'ShareLock' AND p.granted
+)
+"""
+
 LEASE_SHARED_HOLDERS = """
 SELECT count(*)
 FROM pg_locks

@@ -149,3 +149,29 @@ def test_a_lease_connection_works_when_the_url_names_an_application(transactiona
             assert name == "tidy-recovery-lease"
     finally:
         del connection.settings_dict["OPTIONS"]["application_name"]
+
+
+def test_a_second_runner_stands_by_while_a_runner_holds_the_lease_and_skips_if_never_handed_it(wms):
+    """Held by a runner (which hands over in turn), the lease is waited for during the life."""
+    import threading
+
+    from django.db import connections
+
+    results = {}
+
+    def holder():
+        try:
+            results["holder"] = run_recovery_runner(seconds=3, interval=0.5)
+        finally:
+            connections.close_all()
+
+    first = threading.Thread(target=holder)
+    first.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    second = run_recovery_runner(seconds=1.5, interval=0.5)
+    waited = time.monotonic() - started
+    first.join(timeout=20)
+    assert second == {"skipped": True, "cycles": 0, "failed": 0}
+    assert waited >= 0.9  # it stood by (its life less one poll) instead of skipping at once
+    assert results["holder"]["skipped"] is False
