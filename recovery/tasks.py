@@ -14,11 +14,12 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 from django_q.models import Schedule
+from django_q.tasks import async_task
 
 from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
-from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
+from recovery.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def _forget_broken_connection() -> None:
 
 
 def run_recovery_runner(*, seconds: float | None = None, interval: float | None = None,
-                        shards: int | None = None, handoff_after: float | None = None) -> dict:
+                        shards: int | None = None, handoff_after: float | None = None, bridge: bool = False) -> dict:
     """The task the schedule fires every minute: run cycles every `interval` seconds until the
     runner's life (`seconds`) is up, for the shards whose lease this runner holds.
 
@@ -46,7 +47,8 @@ def run_recovery_runner(*, seconds: float | None = None, interval: float | None 
     over within one interval, and gives back what is above it. A runner that gets no shard
     stands by until its life is up, in case one is freed; if it never gets one it skipped."""
     try:
-        return _run_recovery_runner(seconds=seconds, interval=interval, shards=shards, handoff_after=handoff_after)
+        return _run_recovery_runner(seconds=seconds, interval=interval, shards=shards, handoff_after=handoff_after,
+                                    bridge=bridge)
     except OUTAGE_ERRORS as exc:
         log.error("recovery runner: the database is unreachable (%s); the next scheduled run retries",
                   str(exc).strip() or type(exc).__name__)
@@ -97,13 +99,13 @@ class StopRequest:
 
 
 def _run_recovery_runner(*, seconds: float | None, interval: float | None, shards: int | None,
-                         handoff_after: float | None) -> dict:
+                         handoff_after: float | None, bridge: bool) -> dict:
     # The apply threads and their connections live as long as this runner (recovery.cycle.ApplyWorkers).
     apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)
     try:
         with StopRequest().watching() as stop:
             return _run_rounds(seconds=seconds, interval=interval, shards=shards, stop=stop,
-                               apply_workers=apply_workers, handoff_after=handoff_after)
+                               apply_workers=apply_workers, handoff_after=handoff_after, bridge=bridge)
     finally:
         apply_workers.close()
 
@@ -113,9 +115,9 @@ STANDBY_POLL_SECONDS = 0.5
 
 
 def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | None, stop: StopRequest,
-                apply_workers: ApplyWorkers, handoff_after: float | None) -> dict:
+                apply_workers: ApplyWorkers, handoff_after: float | None, bridge: bool = False) -> dict:
     if seconds is None:
-        life, handoff_after = _runner_life()
+        life, handoff_after = _runner_life(bridge=bridge)
     else:
         life = seconds
     every = settings.RECOVERY_INTERVAL_SECONDS if interval is None else interval
@@ -186,18 +188,26 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
 SCHEDULER_WAKE_SECONDS = 30.0
 
 
-def _runner_life() -> tuple[float, float | None]:
+def _runner_life(*, bridge: bool = False) -> tuple[float, float | None]:
     """(life, handoff_after), in seconds from now. The runner loops until the latest moment the
     scheduler can fire the next runner (the schedule's next_run plus one scheduler wake), never
     longer than RECOVERY_RUNNER_SECONDS (which stays below the cluster's timeout); from next_run
     on it hands over to the next runner as soon as that one waits. Ending at next_run instead
     left the cadence a gap of up to half a minute whenever the scheduler fired late, longer
-    than the stale window (docs/architecture.md §7)."""
+    than the stale window (docs/architecture.md §7).
+
+    `bridge`: the runner queued after a cluster's start-up cycle, whose scheduler fires the
+    first scheduled runner only at its first wake, 30 s after the start (or at a later wake,
+    when next_run is still ahead): it lives at least one wake and two intervals past next_run
+    (or now), still capped, so the scheduled runner always finds it to hand over from."""
     cap = float(settings.RECOVERY_RUNNER_SECONDS)
     next_run = Schedule.objects.filter(name=SCHEDULE_NAME).values_list("next_run", flat=True).first()
     if next_run is None:
         return cap, None
     until_next = (next_run - timezone.now()).total_seconds()
+    if bridge:
+        life = max(0.0, until_next) + SCHEDULER_WAKE_SECONDS + 2 * settings.RECOVERY_INTERVAL_SECONDS
+        return min(cap, life), max(0.0, until_next - 1.0)
     return max(1.0, min(cap, until_next + SCHEDULER_WAKE_SECONDS)), max(0.0, until_next - 1.0)
 
 
@@ -225,4 +235,15 @@ def _run_startup_cycle(key: str | None) -> bool:
             return False
         ensure_recovery_schedule()  # one runner row per shard, should RECOVERY_SHARDS have changed
         run_cycle(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
-        return True
+    _bridge_to_the_schedule()
+    return True
+
+
+def _bridge_to_the_schedule() -> None:
+    """Queue a runner at once after the start-up cycle: the scheduler fires the first scheduled
+    runner only at its first wake, about 30 s after the cluster started, so the cadence would
+    otherwise have a gap as long as the stale window after every restart. The queued runner
+    hands over to the scheduled one as soon as that one waits (docs/architecture.md §7)."""
+    if settings.Q_CLUSTER.get("sync"):
+        return  # a synchronous queue would run it right here, holding up the worker's start
+    async_task(RUNNER_FUNC, bridge=True, task_name="tidy-recovery-start-up-bridge")

@@ -175,3 +175,31 @@ def test_a_second_runner_stands_by_while_a_runner_holds_the_lease_and_skips_if_n
     assert second == {"skipped": True, "cycles": 0, "failed": 0}
     assert waited >= 0.9  # it stood by (its life less one poll) instead of skipping at once
     assert results["holder"]["skipped"] is False
+
+
+def test_a_start_up_cycle_queues_one_runner_to_bridge_to_the_first_scheduled_one(wms):
+    """The scheduler fires the first runner only at its first wake, 30 s after the start: a runner
+    queued at once covers that time, then hands over."""
+    from django_q.models import OrmQ
+
+    assert run_startup_cycle("host:cluster-9") is True
+    (queued,) = OrmQ.objects.all()
+    assert queued.task["func"] == RUNNER_FUNC and queued.task["kwargs"] == {"bridge": True}
+    assert run_startup_cycle("host:cluster-9") is False  # the cluster's second worker queues nothing
+    assert OrmQ.objects.count() == 1
+
+
+def test_the_bridge_runner_lives_past_the_schedulers_first_wake(transactional_db, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from recovery.tasks import _runner_life
+
+    settings.RECOVERY_INTERVAL_SECONDS = 10
+    ensure_recovery_schedule()
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() - timedelta(minutes=5))
+    assert _runner_life(bridge=True) == (50.0, 0.0)  # overdue: fired at the first wake, 30 s on
+    Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=20))
+    life, handoff_after = _runner_life(bridge=True)
+    assert life == 55 and 18 <= handoff_after <= 19  # capped; hands over from next_run on
