@@ -1,5 +1,6 @@
 """The schedule declaration, the runner task, its lease and the start-up cycle (docs/architecture.md §7)."""
 
+import threading
 import time
 
 from django_q.models import Schedule
@@ -97,34 +98,31 @@ def test_a_runner_lives_until_the_scheduler_fires_the_next_one_at_the_latest(tra
     assert 24 <= life <= 25 and handoff_after == 0.0  # overdue: hands over at once to a waiting runner
 
 
+def _runner_in_thread(results: dict, name: str, **kwargs) -> threading.Thread:
+    """Start run_recovery_runner(**kwargs) in a thread with its own database connection; its
+    result lands in results[name]."""
+    from django.db import connections
+
+    def run():
+        try:
+            results[name] = run_recovery_runner(**kwargs)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 def test_a_runner_hands_over_to_the_next_one_without_a_gap(wms):
     """The next runner waits (it gets no lease); the running one, past its handover moment,
     gives the lease up after its round, and the next runs its first cycle within a second."""
-    import threading
-
-    from django.db import connections
-
     wms.build("job_missing")
     results = {}
-
-    def first():
-        try:
-            results["first"] = run_recovery_runner(seconds=30, interval=0.5, handoff_after=0.5)
-        finally:
-            connections.close_all()
-
-    def second():
-        try:
-            results["second"] = run_recovery_runner(seconds=3, interval=0.5)
-        finally:
-            connections.close_all()
-
-    runner_a = threading.Thread(target=first)
-    runner_a.start()
+    runner_a = _runner_in_thread(results, "first", seconds=30, interval=0.5, handoff_after=0.5)
     time.sleep(1.0)
-    runner_b = threading.Thread(target=second)
     started_b = time.monotonic()
-    runner_b.start()
+    runner_b = _runner_in_thread(results, "second", seconds=3, interval=0.5)
     runner_a.join(timeout=20)
     handed_over = time.monotonic()
     runner_b.join(timeout=20)
@@ -153,20 +151,8 @@ def test_a_lease_connection_works_when_the_url_names_an_application(transactiona
 
 def test_a_second_runner_stands_by_while_a_runner_holds_the_lease_and_skips_if_never_handed_it(wms):
     """Held by a runner (which hands over in turn), the lease is waited for during the life."""
-    import threading
-
-    from django.db import connections
-
     results = {}
-
-    def holder():
-        try:
-            results["holder"] = run_recovery_runner(seconds=3, interval=0.5)
-        finally:
-            connections.close_all()
-
-    first = threading.Thread(target=holder)
-    first.start()
+    first = _runner_in_thread(results, "holder", seconds=3, interval=0.5)
     time.sleep(0.5)
     started = time.monotonic()
     second = run_recovery_runner(seconds=1.5, interval=0.5)
