@@ -26,12 +26,7 @@ from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.evidence import (
-    StepEvidence,
-    TidyRecoveryEvidence,
-    evidence_for_workflow_under_lock,
-    evidence_from_result,
-)
+from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
 from recovery.prepared import column_names, run_prepared
@@ -325,8 +320,7 @@ def apply_decision(evidence: TidyRecoveryEvidence, decision: Decision, *, source
     Waits for the workflow row, re-reads the evidence and refuses with StaleEvidence, writing
     nothing, when it no longer equals what the decision was made on."""
     with transaction.atomic():
-        lock_workflow(evidence.workflow_id, skip_locked=False)
-        current = evidence_for_workflow_under_lock(evidence.workflow_id)
+        _, current = lock_and_read(evidence.workflow_id, skip_locked=False)
         if current is None or current.fingerprint != evidence.fingerprint:
             log.warning("stale decision refused for workflow %s: evidence changed since it was read",
                         evidence.workflow_id)
