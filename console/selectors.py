@@ -14,7 +14,7 @@ from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console import console_sql
-from console.input_checks import is_ascii_int
+from console.input_checks import BIGINT_MAX, is_ascii_int
 from console.reason_codes import REASON_ORDER
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.models import (
@@ -548,6 +548,11 @@ class TimelineStep:
 _LOCKED_AT = TidySpaceLock._meta.get_field("locked_at")
 
 
+def _json_value(value):
+    """A json/jsonb column as the driver hands it over: decoded, or still text."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
 def _json_rows(model, rows: list[dict]) -> list:
     """Model rows from a JSON array of whole table rows (json_agg of the rows): each column
     converted as the ORM would read it (timestamps back to aware datetimes; a JSON column is
@@ -581,8 +586,7 @@ class WorkflowDetail:
         """The history fragment's reads, in one statement (console_sql.WORKFLOW_HISTORY)."""
         # Prepared with a generic plan (recovery.prepared): planning it cost twice its execution.
         names, rows = run_prepared(console_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
-        return {name: json.loads(v) if isinstance(v, str | bytes) else v
-                for name, v in zip(names, rows[0], strict=True)}
+        return {name: _json_value(v) for name, v in zip(names, rows[0], strict=True)}
 
     @cached_property
     def _steps_and_events(self) -> tuple[list[TimelineStep], list[TidyCallbackEvent]]:
@@ -631,9 +635,6 @@ class WorkflowDetail:
         return _json_rows(CallbackReceipt, self._history["receipts"])
 
 
-BIGINT_MAX = 2**63 - 1
-
-
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     if not 0 < workflow_id <= BIGINT_MAX:  # not a workflow id (the URL takes any digits)
         return None
@@ -641,7 +642,7 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     _, rows = run_prepared(console_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
     if not rows:
         return None
-    workflow_row, decision_rows = (json.loads(v) if isinstance(v, str | bytes) else v for v in rows[0])
+    workflow_row, decision_rows = (_json_value(v) for v in rows[0])
     workflow = _json_rows(TidyWorkflow, [workflow_row])[0]
     decisions = _json_rows(RecoveryDecision, decision_rows)
     pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)

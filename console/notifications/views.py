@@ -13,12 +13,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from console import roles
+from console.input_checks import BIGINT_MAX
 from console.notifications import selectors, services
 from console.notifications.forms import NotificationFilterForm, ThresholdsForm
 from console.notifications.models import Event, Notification
 from console.views import console_page, render_page
-
-MAX_ID = 2**63 - 1  # bigint: a larger id in the URL is a 404, not a database error
 
 
 def can_set_thresholds(user) -> bool:
@@ -44,7 +43,7 @@ def notifications(request):
 def acknowledge(request, pk: int):
     if not roles.can_view(request.user):
         raise PermissionDenied(_("Your account has no console role."))
-    if pk > MAX_ID:
+    if pk > BIGINT_MAX:  # bigint: a larger id in the URL is a 404, not a database error
         raise Http404(_("No such notification."))
     error = ""
     try:
