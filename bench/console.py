@@ -498,8 +498,6 @@ def _database_process():
     return postmaster_process(settings.EMBEDDED_DB_DIR)
 
 
-
-
 def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
