@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Benchmark: the evidence query, the classification and a full recovery cycle, with targets.
+"""Benchmark: the classification query, the classification and a full recovery cycle, with targets.
 
 Seeds N active tidy workflows (10,000 by default, 100,000 with --large) of which about 1%
 need action each run (a third missing their job, a third with a proven finish, a third
-finished), then prints medians over several runs: the evidence query alone (SQL + fetch, as the
+finished), then prints medians over several runs: the classification query alone (SQL + fetch, as the
 cycle reads it), the classification (query + evidence objects + decide), the full cycle, their
 ratios and the cycle's peak RSS growth, beside the targets.
 
@@ -113,7 +113,7 @@ def _server_line() -> None:
 
 
 def _bare_query(sql: str, *, jit_off: bool) -> int:
-    """The evidence query as the cycle reads it (streamed, a chunk at a time), rows thrown away;
+    """The classification query as the cycle reads it (streamed, a chunk at a time), rows thrown away;
     with jit_off False, under the server's own JIT setting."""
     from django.db import connection, transaction
 
@@ -150,7 +150,7 @@ def run(n: int, runs: int) -> None:
           f"each run adds {needing} needing action (1%)")
 
     query_ms, jit_ms, classify_ms, cycle_ms, rss_mb = [], [], [], [], []
-    sql = wms_sql.evidence_for_active_workflows()
+    sql = wms_sql.classification()
     apply_workers = ApplyWorkers(settings.RECOVERY_APPLY_WORKERS)  # as a runner keeps them between its cycles
     for i in range(runs):
         seeder.seed_needing_action(needing)
@@ -164,7 +164,7 @@ def run(n: int, runs: int) -> None:
             _bare_query(sql, jit_off=False)
             jit_ms.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        changes = len(classify(keep=n).needing)
+        changes = len(classify(keep=n, workers=apply_workers).needing)
         classify_ms.append((time.perf_counter() - t) * 1000)
         with PeakRss() as rss:
             t = time.perf_counter()
@@ -184,10 +184,10 @@ def run(n: int, runs: int) -> None:
     print()
     print(f"workflows {n:,}, medians of {runs} runs, load average {os.getloadavg()[0]:.2f}")
     print(f"{'figure':<34}{'measured':>12}   target")
-    print(f"{'evidence query (jit off)':<34}{q:>9.0f} ms")
+    print(f"{'classification query (jit off)':<34}{q:>9.0f} ms")
     if jit_ms:
         j = statistics.median(jit_ms)
-        print(f"{'evidence query (server jit on)':<34}{j:>9.0f} ms   (jit on / off: {j / q:.2f}x)")
+        print(f"{'classification query (jit on)':<34}{j:>9.0f} ms   (jit on / off: {j / q:.2f}x)")
     print(f"{'classification':<34}{c:>9.0f} ms   {_target(target.get('classify'), 'ms')}")
     print(f"{'full cycle (1% needing action)':<34}{y:>9.0f} ms   {_target(target.get('cycle'), 'ms')}")
     print(f"{'cycle peak RSS growth':<34}{m:>9.1f} MB   <= 50 MB")

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from recovery import wms_sql
 from recovery.decisions import decide
-from recovery.evidence import stream_active_evidence
+from recovery.evidence import stream_classification
 from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
 from recovery.oplog import log_recovery_result
@@ -64,19 +64,69 @@ def _reset_broken_connection() -> None:
 @dataclass
 class Classification:
     examined: int
-    needing: list  # TidyRecoveryEvidence of the oldest workflows needing a decision, within the budget
+    needing: list  # ClassificationEvidence of the oldest workflows needing a decision, within the budget
     beyond_budget: int  # further workflows needing a decision, left to the next cycle
     beyond_ids: array | None = None  # their ids, oldest first, when asked for (carry=True)
 
 
-def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry: bool = False) -> Classification:
+# From this many active workflows (of a shard) up, the classification reads them in
+# CLASSIFICATION_PARTS ranges of ids at once, each part on its own connection and thread: the
+# server runs the parts' queries on as many cores, which is most of a large classification's work
+# (docs/architecture.md §4). Below it, one read: the parts' threads would cost more than they save.
+CLASSIFY_IN_PARTS_FROM = 20_000
+CLASSIFICATION_PARTS = 2
+
+# The ends of the id ranges: workflow ids are positive bigints.
+_LOWEST_ID, _BEYOND_HIGHEST_ID = 0, 2**63 - 1
+
+
+def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry: bool = False,
+             workers: "ApplyWorkers | None" = None) -> Classification:
     """Stream every active workflow (of one shard) through decide(); keep the evidence of the
     first `keep` needing a change, oldest first, and only count the rest (with `carry`, keep
-    their ids too): memory stays bounded by the budget, not by the active set or the backlog."""
+    their ids too): memory stays bounded by the budget, not by the active set or the backlog.
+    A large active set is read in parts at once, on `workers`' threads if given."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.classification_parts(sharded=shard is not None),
+                       {"shard": shard, "shard_count": shard_count,
+                        "fractions": [i / CLASSIFICATION_PARTS for i in range(1, CLASSIFICATION_PARTS)]})
+        active, cuts = cursor.fetchone()
+    if active < CLASSIFY_IN_PARTS_FROM:
+        return _classify_part(None, shard=shard, shard_count=shard_count, keep=keep, carry=carry)
+    ranges = list(zip([_LOWEST_ID, *cuts], [*cuts, _BEYOND_HIGHEST_ID], strict=True))
+    parts: list = [None] * len(ranges)
+    pending = queue.SimpleQueue()
+    for index in range(len(ranges)):
+        pending.put(index)
+
+    def work() -> None:
+        while True:
+            try:
+                index = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                parts[index] = _classify_part(ranges[index], shard=shard, shard_count=shard_count, keep=keep,
+                                              carry=carry)
+            except Exception as exc:  # raised below, on the cycle's own thread
+                parts[index] = exc
+
+    if workers is not None and workers.count >= len(ranges):
+        workers.run(work)
+    else:
+        ApplyWorkers.run_once(work, count=len(ranges))
+    for part in parts:
+        if isinstance(part, Exception):
+            raise part
+    return _joined(parts, keep=keep, carry=carry)
+
+
+def _classify_part(id_range: tuple[int, int] | None, *, shard: int | None, shard_count: int, keep: int,
+                   carry: bool) -> Classification:
     examined = beyond = 0
     needing = []
     beyond_ids = array("q") if carry else None
-    for evidence in stream_active_evidence(shard=shard, shard_count=shard_count):
+    for evidence in stream_classification(shard=shard, shard_count=shard_count, id_range=id_range):
         examined += 1
         if decide(evidence).changes_state:
             if len(needing) < keep:
@@ -86,6 +136,22 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry
                 if carry:
                     beyond_ids.append(evidence.workflow_id)
     return Classification(examined, needing, beyond, beyond_ids)
+
+
+def _joined(parts: list[Classification], *, keep: int, carry: bool) -> Classification:
+    """The classifications of consecutive id ranges as one: the oldest `keep` needing a decision
+    across them all, the rest counted (and with `carry` their ids kept, oldest first)."""
+    whole = Classification(0, [], 0, array("q") if carry else None)
+    for part in parts:
+        whole.examined += part.examined
+        room = keep - len(whole.needing)
+        whole.needing.extend(part.needing[:room])
+        over = part.needing[room:]
+        whole.beyond_budget += len(over) + part.beyond_budget
+        if carry:
+            whole.beyond_ids.extend(evidence.workflow_id for evidence in over)
+            whole.beyond_ids.extend(part.beyond_ids)
+    return whole
 
 
 # What a cycle's decisions in flight at its deadline and its own record take (measured: 10–80 ms
@@ -275,7 +341,8 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     else:
         classified_at = time.monotonic()
         try:
-            classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions, carry=carried is not None)
+            classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions, carry=carried is not None,
+                                  workers=apply_workers)
         except Exception as exc:
             log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
             _reset_broken_connection()

@@ -8,7 +8,7 @@ can tie a pause reason to the evidence fields behind it.
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TidyRecoveryEvidence
+from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, ClassificationEvidence, TidyRecoveryEvidence
 
 
 class Action(StrEnum):
@@ -97,7 +97,9 @@ _DECISIONS: dict[Rule, Decision] = {
 }
 
 
-def decide(evidence: TidyRecoveryEvidence) -> Decision:
+def decide(evidence: TidyRecoveryEvidence | ClassificationEvidence) -> Decision:
+    """The decision for the evidence; a ClassificationEvidence (the fields read here, no more)
+    decides as the full evidence it was read from."""
     # 1. Only ACTIVE workflows are reconciled; PAUSED_RECOVERY is left with its locks.
     if evidence.workflow_status != "ACTIVE":
         return _DECISIONS[Rule.NOT_ACTIVE]

@@ -6,6 +6,7 @@ logic lives in `recovery.decisions`.
 
 import hashlib
 import json
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -55,30 +56,11 @@ class StepEvidence:
             self.target_cargo_space_id)
 
 
-@dataclass(frozen=True)
-class TidyRecoveryEvidence:
-    workflow_id: int
-    workflow_status: str
-    origin: str
-    lock_count: int
-    step_count: int
-    completed_step_count: int
-    # active TDY-<workflowId>-* jobs; counted only when every step is COMPLETED (else 0)
-    active_tidy_job_count: int
-    step: StepEvidence | None
-    active_job: JobEvidence | None
-    finish_job: JobEvidence | None  # the newest, when several rows share the id
-    finish_job_count: int
-    stock_rows: int
-    stock_at_source: int
-    stock_at_target: int
-    stock_locations: tuple[str, ...]
-    source_exists: bool
-    source_tray_code: str | None
-    target_exists: bool
-    target_tray_code: str | None
+class EvidenceTerms:
+    """The evidence terms (docs/architecture.md §4), derived from the fields decide() reads; shared
+    by the full evidence and the classification's slice of it."""
 
-    # --- the evidence terms (docs/architecture.md §4) ------------------------------------------
+    __slots__ = ()
 
     @property
     def expected_job_id(self) -> str | None:
@@ -127,6 +109,30 @@ class TidyRecoveryEvidence:
             and job.job_id == tidy_job_id(self.workflow_id, step.step_id)
         )
 
+
+@dataclass(frozen=True)
+class TidyRecoveryEvidence(EvidenceTerms):
+    workflow_id: int
+    workflow_status: str
+    origin: str
+    lock_count: int
+    step_count: int
+    completed_step_count: int
+    # active TDY-<workflowId>-* jobs; counted only when every step is COMPLETED (else 0)
+    active_tidy_job_count: int
+    step: StepEvidence | None
+    active_job: JobEvidence | None
+    finish_job: JobEvidence | None  # the newest, when several rows share the id
+    finish_job_count: int
+    stock_rows: int
+    stock_at_source: int
+    stock_at_target: int
+    stock_locations: tuple[str, ...]
+    source_exists: bool
+    source_tray_code: str | None
+    target_exists: bool
+    target_tray_code: str | None
+
     def job_mismatches(self, job: JobEvidence | None) -> list[str]:
         """Fields of `job` that differ from the step (empty when the job is a match)."""
         if job is None or self.step is None:
@@ -164,6 +170,38 @@ class TidyRecoveryEvidence:
         """A digest of the evidence; equal fingerprints mean nothing relevant changed."""
         canonical = json.dumps(self._as_dict(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# The classification's StepEvidence and JobEvidence: the same fields, as plain named tuples, which
+# the classification builds straight from a row's values (about five times faster than the
+# dataclasses, 100,000 times a cycle at a large site).
+ClassifiedStep = namedtuple("ClassifiedStep", [f.name for f in fields(StepEvidence)])
+ClassifiedJob = namedtuple("ClassifiedJob", [f.name for f in fields(JobEvidence)])
+
+
+class ClassificationEvidence(
+    namedtuple("ClassificationEvidence", [
+        "workflow_id", "workflow_status", "active_tidy_job_count", "step", "active_job", "finish_job",
+        "finish_job_count", "stock_rows", "stock_at_source", "stock_at_target", "source_tray_code",
+        "target_tray_code"]),
+    EvidenceTerms,
+):
+    """The fields of TidyRecoveryEvidence that decide() reads, and only those: what the recovery
+    cycle's classification reads of every active workflow (classification.sql). Each field holds
+    what the full evidence's field of the same name holds (`step` a ClassifiedStep, the jobs
+    ClassifiedJobs), so decide() gives both the same decision; a workflow needing one is re-read
+    in full under its row lock before anything changes (docs/architecture.md §4)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, evidence: TidyRecoveryEvidence) -> "ClassificationEvidence":
+        """The part of the full evidence the classification reads."""
+        def plain(row, kind):
+            return None if row is None else kind(*(getattr(row, name) for name in kind._fields))
+        return cls(*(plain(evidence.step, ClassifiedStep) if name == "step" else
+                     plain(getattr(evidence, name), ClassifiedJob) if name in ("active_job", "finish_job") else
+                     getattr(evidence, name) for name in cls._fields))
 
 
 def _frozen(cls, values: dict):
@@ -210,8 +248,7 @@ def evidence_from_row(row: dict) -> TidyRecoveryEvidence:
 
 def evidence_row_reader(columns: list[str]) -> Callable[[tuple], TidyRecoveryEvidence]:
     """evidence_from_row for rows as tuples in `columns` order: the columns' positions are
-    looked up once per query instead of a dict being built, and read by name, for every row
-    (the classification reads 100,000 rows and more)."""
+    looked up once per query instead of a dict being built, and read by name, for every row."""
     at = {name: i for i, name in enumerate(columns)}
     evidence_names, evidence_values = tuple(_EVIDENCE_KEYS), itemgetter(*(at[c] for c in _EVIDENCE_KEYS.values()))
     step_names, step_values, step_id_at = tuple(_STEP_KEYS), itemgetter(*(at[c] for c in _STEP_KEYS.values())), \
@@ -233,6 +270,32 @@ def evidence_row_reader(columns: list[str]) -> Callable[[tuple], TidyRecoveryEvi
     return read
 
 
+def classification_row_reader(columns: list[str]) -> Callable[[tuple], ClassificationEvidence]:
+    """A row of classification.sql (tuples in `columns` order) as ClassificationEvidence: the
+    columns' positions are looked up once per query, and each row becomes its named tuples with
+    no per-field Python code (the classification reads 100,000 rows and more)."""
+    at = {name: i for i, name in enumerate(columns)}
+    names = ClassificationEvidence._fields
+    split = names.index("step"), names.index("finish_job") + 1
+    head = itemgetter(*(at[_EVIDENCE_KEYS[name]] for name in names[:split[0]]))
+    tail = itemgetter(*(at[_EVIDENCE_KEYS[name]] for name in names[split[1]:]))
+    step_at, step_values = at["step_id"], itemgetter(*(at[c] for c in _STEP_KEYS.values()))
+    (active_at, active_values), (finish_at, finish_values) = (
+        (at[keys[0]], itemgetter(*(at[key] for key in keys))) for keys in (_JOB_KEYS["active"], _JOB_KEYS["finish"]))
+    new = tuple.__new__
+
+    def read(row: tuple) -> ClassificationEvidence:
+        return new(ClassificationEvidence, (
+            *head(row),
+            None if row[step_at] is None else new(ClassifiedStep, step_values(row)),
+            None if row[active_at] is None else new(ClassifiedJob, active_values(row)),
+            None if row[finish_at] is None else new(ClassifiedJob, finish_values(row)),
+            *tail(row),
+        ))
+
+    return read
+
+
 def evidence_from_json(data: dict) -> TidyRecoveryEvidence:
     """Rebuild evidence journaled by `as_json` (derived keys are ignored)."""
     names = {f.name for f in fields(TidyRecoveryEvidence)}
@@ -244,7 +307,7 @@ def evidence_from_json(data: dict) -> TidyRecoveryEvidence:
     return TidyRecoveryEvidence(**values)
 
 
-def _fetch(sql: str, params: dict) -> list[TidyRecoveryEvidence]:
+def _fetch(sql: str, params: dict | None) -> list[TidyRecoveryEvidence]:
     with connection.cursor() as cursor, cyclic_gc_paused():
         cursor.execute(sql, params)
         read = evidence_row_reader([col.name for col in cursor.description])
@@ -252,8 +315,9 @@ def _fetch(sql: str, params: dict) -> list[TidyRecoveryEvidence]:
 
 
 def evidence_for_active_workflows() -> list[TidyRecoveryEvidence]:
-    """The one set-based classification query over every ACTIVE workflow."""
-    return list(stream_active_evidence())
+    """The full evidence of every ACTIVE workflow, oldest first (the replay's view of what is
+    pending; the recovery cycle classifies with stream_classification instead)."""
+    return _fetch(wms_sql.evidence_for_active_workflows(), None)
 
 
 # Rows per chunk of the classification's stream: libpq holds one chunk at a time (a few hundred
@@ -261,23 +325,29 @@ def evidence_for_active_workflows() -> list[TidyRecoveryEvidence]:
 _STREAM_CHUNK = 2000
 
 
-def stream_active_evidence(*, shard: int | None = None, shard_count: int = 1) -> Iterator[TidyRecoveryEvidence]:
-    """The classification query over every ACTIVE workflow (or one shard of them), oldest first,
+def stream_classification(*, shard: int | None = None, shard_count: int = 1,
+                          id_range: tuple[int, int] | None = None) -> Iterator[ClassificationEvidence]:
+    """What decide() reads of every ACTIVE workflow (or of one shard of them, and of those only
+    the ids in [from, to) of `id_range`), oldest first,
     streamed: the query runs as an ordinary statement whose rows libpq hands over a chunk at a
     time (psycopg's `stream`, libpq's chunked-rows mode), so a cycle holds one chunk of rows
     instead of the whole active set, without a server-side cursor's FETCH round trips and
     portal (docs/architecture.md §4). Runs in its own read transaction, which ends when the
     iteration does: read it to the end before starting another transaction."""
-    sql = wms_sql.evidence_for_active_workflows(sharded=shard is not None)
-    params = {"shard": shard, "shard_count": shard_count} if shard is not None else None
+    sql = wms_sql.classification(sharded=shard is not None, ranged=id_range is not None)
+    params = {}
+    if shard is not None:
+        params.update(shard=shard, shard_count=shard_count)
+    if id_range is not None:
+        params.update(from_id=id_range[0], to_id=id_range[1])
     with transaction.atomic(), cyclic_gc_paused(), connection.cursor() as cursor:
         cursor.execute(wms_sql.CLASSIFICATION_SETTINGS)
-        rows = cursor.cursor.stream(sql, params, size=_STREAM_CHUNK)  # the driver's own cursor
+        rows = cursor.cursor.stream(sql, params or None, size=_STREAM_CHUNK)  # the driver's own cursor
         try:
             first = next(rows, None)
             if first is None:
                 return
-            read = evidence_row_reader([col.name for col in cursor.cursor.description])
+            read = classification_row_reader([col.name for col in cursor.cursor.description])
             yield read(first)
             yield from map(read, rows)
         finally:

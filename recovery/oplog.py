@@ -27,7 +27,7 @@ def log_callback_outcome(receipt: dict) -> None:
 
 
 def log_recovery_result(*, cycle_id: int | None, result, classified=None) -> None:
-    """`result`: a workflow's ReconcileResult; `classified`: the TidyRecoveryEvidence the cycle
+    """`result`: a workflow's ReconcileResult; `classified`: the ClassificationEvidence the cycle
     classified it on, if any (the step is named from the evidence read under the lock first)."""
     evidence = result.evidence or classified
     step_id = evidence.step.step_id if evidence is not None and evidence.step else None

@@ -17,13 +17,32 @@ def sql_file(name: str) -> str:
 
 
 @cache
-def evidence_for_active_workflows(*, sharded: bool = False) -> str:
-    """Every ACTIVE workflow, oldest (lowest id) first, in the classification's set-based form
-    (evidence_active.sql: the same evidence as evidence.sql); `sharded` adds the parameters
-    %(shard)s and %(shard_count)s: only the workflows with workflow_id % shard_count = shard.
-    Unsharded, no condition at all: a modulo hides the active set's size from the planner."""
-    shard = "AND aw.workflow_id %% %(shard_count)s = %(shard)s" if sharded else ""
-    return sql_file("evidence_active.sql").replace("/* shard */", shard)
+def classification(*, sharded: bool = False, ranged: bool = False) -> str:
+    """What decide() reads of every ACTIVE workflow, oldest (lowest id) first (classification.sql).
+    `sharded` adds the parameters %(shard)s and %(shard_count)s: only the workflows with
+    workflow_id % shard_count = shard. Unsharded, no condition at all: a modulo hides the active
+    set's size from the planner. `ranged` adds %(from_id)s and %(to_id)s: only the workflow ids
+    in [from_id, to_id), one part of a classification read in parts (CLASSIFICATION_PARTS)."""
+    return sql_file("classification.sql").replace("/* shard */", _active_conditions(sharded, ranged))
+
+
+def _active_conditions(sharded: bool, ranged: bool) -> str:
+    return "".join((
+        "AND aw.workflow_id %% %(shard_count)s = %(shard)s " if sharded else "",
+        "AND aw.workflow_id >= %(from_id)s AND aw.workflow_id < %(to_id)s" if ranged else "",
+    ))
+
+
+@cache
+def classification_parts(*, sharded: bool = False) -> str:
+    """How many ACTIVE workflows (of the shard) there are, and the workflow ids that cut them into
+    equal parts: %(fractions)s, e.g. [0.5] for two parts. An index-only scan of the active ids."""
+    return f"""
+SELECT count(*),
+       percentile_disc(%(fractions)s::float8[]) WITHIN GROUP (ORDER BY aw.workflow_id)
+FROM alg.tidy_workflow AS aw
+WHERE aw.status = 'ACTIVE' {_active_conditions(sharded, False)}
+"""
 
 
 # The classification reads every active workflow once, streamed a chunk of rows at a time
@@ -51,6 +70,13 @@ def _evidence_projection() -> str:
 def evidence_for_workflows() -> str:
     """Parameter: %(workflow_ids)s, a list of workflow ids."""
     return _evidence_projection() + "WHERE w.workflow_id = ANY (%(workflow_ids)s::bigint[])\nORDER BY w.workflow_id\n"
+
+
+@cache
+def evidence_for_active_workflows() -> str:
+    """The full evidence of every ACTIVE workflow, oldest first, workflow by workflow (the replay
+    and the tests read it; the recovery cycle classifies with classification())."""
+    return _evidence_projection() + "WHERE w.status = 'ACTIVE'\nORDER BY w.workflow_id\n"
 
 
 @cache

@@ -1,13 +1,21 @@
-"""The classification's set-based evidence query (evidence_active.sql) gives every workflow exactly
-the evidence of the per-workflow read (evidence.sql), on the shapes its shortcuts treat apart:
-stock in several places or nowhere, a NULL location, duplicated finish rows, no step at all,
-steps whose ids run against their order; whole, and split into shards."""
+"""The classification's set-based query (classification.sql) gives every workflow exactly the
+fields of the per-workflow evidence (evidence.sql) that decide() reads, and so the same decision,
+on the shapes its shortcuts treat apart: stock in several places or nowhere, a NULL location,
+duplicated finish rows, no step at all, steps whose ids run against their order; whole, split
+into shards, and read in parts at once."""
 
+import pytest
 from django.db import connection
 
-from recovery.cycle import classify
+from recovery import cycle as recovery_cycle
+from recovery.cycle import ApplyWorkers, classify
 from recovery.decisions import decide
-from recovery.evidence import evidence_for_active_workflows, evidence_for_workflow, stream_active_evidence
+from recovery.evidence import (
+    ClassificationEvidence,
+    evidence_for_active_workflows,
+    evidence_for_workflow,
+    stream_classification,
+)
 from recovery.scenarios import EXPECTED
 
 
@@ -50,35 +58,44 @@ def _awkward_warehouse(wms) -> dict[str, int]:
     return ids
 
 
-def test_every_active_workflow_gets_the_per_workflow_evidence(wms):
+def test_every_active_workflow_gets_the_fields_decide_reads_of_its_evidence(wms):
     ids = _awkward_warehouse(wms)
-    classified = evidence_for_active_workflows()
+    classified = list(stream_classification())
     active = {row[0] for row in _x("SELECT workflow_id FROM alg.tidy_workflow WHERE status = 'ACTIVE'")}
     assert [e.workflow_id for e in classified] == sorted(active)
     for evidence in classified:
-        assert evidence == evidence_for_workflow(evidence.workflow_id), evidence.workflow_id
-        assert evidence.fingerprint == evidence_for_workflow(evidence.workflow_id).fingerprint
+        full = evidence_for_workflow(evidence.workflow_id)
+        assert evidence == ClassificationEvidence.of(full), evidence.workflow_id
+        # decide() reads nothing else: ClassificationEvidence has no other field to read.
+        assert decide(evidence) == decide(full), evidence.workflow_id
     by_id = {e.workflow_id: e for e in classified}
     # The shapes above really were read: several locations (one of them none), no stock, a
     # duplicated finish, no step, the lowest step_no rather than the lowest id.
-    assert by_id[ids["healthy"]].stock_locations == tuple(sorted(
-        by_id[ids["healthy"]].stock_locations)) and len(by_id[ids["healthy"]].stock_locations) == 3
-    assert "(none)" in by_id[ids["healthy"]].stock_locations
+    healthy = by_id[ids["healthy"]]
+    assert (healthy.stock_rows, healthy.stock_at_source, healthy.stock_at_target) == (5, 3, 1)
     assert by_id[ids["finish_not_terminal"]].stock_rows == 0
-    assert by_id[ids["finish_not_terminal"]].stock_locations == ()
-    assert by_id[ids["active_not_pre_move"]].stock_locations == ("(none)",)
+    assert by_id[ids["active_not_pre_move"]].stock_rows == 1 and by_id[ids["active_not_pre_move"]].stock_at_source == 0
     assert by_id[ids["finish_terminal"]].finish_job_count == 2
     assert by_id[ids["finish_terminal"]].finish_job.status == 3  # the newest row
-    assert by_id[ids["no_step"]].step is None and by_id[ids["no_step"]].step_count == 0
+    assert by_id[ids["no_step"]].step is None
     assert by_id[ids["reversed_steps"]].step.step_no == 2
+
+
+def test_the_full_evidence_of_the_active_set_is_the_per_workflow_evidence(wms):
+    _awkward_warehouse(wms)
+    whole = evidence_for_active_workflows()
+    assert [e.workflow_id for e in whole] == sorted(
+        row[0] for row in _x("SELECT workflow_id FROM alg.tidy_workflow WHERE status = 'ACTIVE'"))
+    for evidence in whole:
+        assert evidence == evidence_for_workflow(evidence.workflow_id)
 
 
 def test_shards_partition_the_active_set_with_the_same_evidence(wms):
     _awkward_warehouse(wms)
-    whole = {e.workflow_id: e for e in evidence_for_active_workflows()}
+    whole = {e.workflow_id: e for e in stream_classification()}
     seen = {}
     for shard in range(3):
-        for evidence in stream_active_evidence(shard=shard, shard_count=3):
+        for evidence in stream_classification(shard=shard, shard_count=3):
             assert evidence.workflow_id % 3 == shard
             assert evidence.workflow_id not in seen
             seen[evidence.workflow_id] = evidence
@@ -93,3 +110,57 @@ def test_the_classification_decides_as_the_per_workflow_read_does(wms):
         if decide(evidence_for_workflow(workflow_id)).changes_state:
             expected.add(workflow_id)
     assert needing == expected and needing
+
+
+def _needing_ids(classification) -> list[int]:
+    return [e.workflow_id for e in classification.needing]
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3, 5, 1000])
+@pytest.mark.parametrize("shard", [None, 1])
+def test_a_classification_read_in_parts_equals_one_read(wms, monkeypatch, keep, shard):
+    """Parts are consecutive id ranges, read at once on their own connections: joined, they keep
+    the same oldest `keep`, count and carry the same rest in the same order."""
+    for _ in range(3):
+        for kind in ("job_missing", "healthy", "finish_terminal", "finish_not_terminal"):
+            wms.build(kind)
+    shards = {"shard": shard, "shard_count": 2} if shard is not None else {}
+    whole = classify(keep=keep, carry=True, **shards)
+    monkeypatch.setattr(recovery_cycle, "CLASSIFY_IN_PARTS_FROM", 1)
+    original, seen_ranges = recovery_cycle.stream_classification, []
+
+    def spy(**kwargs):
+        seen_ranges.append(kwargs["id_range"])
+        return original(**kwargs)
+
+    monkeypatch.setattr(recovery_cycle, "stream_classification", spy)
+    for parts in (2, 3):
+        monkeypatch.setattr(recovery_cycle, "CLASSIFICATION_PARTS", parts)
+        seen_ranges.clear()
+        workers = ApplyWorkers(parts)
+        try:
+            joined = classify(keep=keep, carry=True, workers=workers, **shards)
+        finally:
+            workers.close()
+        assert len(seen_ranges) == parts
+        assert (joined.examined, joined.beyond_budget) == (whole.examined, whole.beyond_budget)
+        assert _needing_ids(joined) == _needing_ids(whole)
+        assert list(joined.beyond_ids) == list(whole.beyond_ids)
+        assert joined.needing == whole.needing
+    assert whole.examined > 0 and whole.needing
+
+
+def test_a_part_that_fails_fails_the_classification(wms, monkeypatch):
+    for kind in ("job_missing", "healthy", "finish_terminal"):
+        wms.build(kind)
+    monkeypatch.setattr(recovery_cycle, "CLASSIFY_IN_PARTS_FROM", 1)
+    original = recovery_cycle.stream_classification
+
+    def second_part_fails(**kwargs):
+        if kwargs["id_range"][0] > 0:
+            raise RuntimeError("the second part's query failed")
+        return original(**kwargs)
+
+    monkeypatch.setattr(recovery_cycle, "stream_classification", second_part_fails)
+    with pytest.raises(RuntimeError, match="second part"):
+        classify(keep=10)

@@ -6,7 +6,7 @@ rolled back)."""
 from django.db import connection
 
 from recovery import evidence as evidence_module
-from recovery.evidence import evidence_for_workflow, stream_active_evidence
+from recovery.evidence import ClassificationEvidence, evidence_for_workflow, stream_classification
 from recovery.scenarios import EXPECTED
 
 
@@ -20,15 +20,15 @@ def test_rows_across_chunks_are_read_whole_and_in_order(wms, monkeypatch):
     for kind in EXPECTED:
         wms.build(kind)
     monkeypatch.setattr(evidence_module, "_STREAM_CHUNK", 2)
-    streamed = list(stream_active_evidence())
+    streamed = list(stream_classification())
     assert len(streamed) > 2 * 2  # more than two chunks
     assert [e.workflow_id for e in streamed] == _active_ids()
     for evidence in streamed:
-        assert evidence == evidence_for_workflow(evidence.workflow_id), evidence.workflow_id
+        assert evidence == ClassificationEvidence.of(evidence_for_workflow(evidence.workflow_id)), evidence.workflow_id
 
 
 def test_an_empty_active_set_yields_nothing(wms):
-    assert list(stream_active_evidence()) == []
+    assert list(stream_classification()) == []
     assert not connection.in_atomic_block
 
 
@@ -36,10 +36,10 @@ def test_a_reader_stopping_early_leaves_the_connection_usable(wms, monkeypatch):
     for kind in EXPECTED:
         wms.build(kind)
     monkeypatch.setattr(evidence_module, "_STREAM_CHUNK", 2)
-    rows = stream_active_evidence()
+    rows = stream_classification()
     first = next(rows)
     assert connection.in_atomic_block
     rows.close()
     assert not connection.in_atomic_block
     assert first.workflow_id == _active_ids()[0]
-    assert [e.workflow_id for e in stream_active_evidence()] == _active_ids()
+    assert [e.workflow_id for e in stream_classification()] == _active_ids()

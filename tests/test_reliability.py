@@ -31,13 +31,13 @@ from tests.wms_state import snapshot
 
 def _change_after_classification(monkeypatch, change) -> dict:
     """Run `change` (on its own connection, committed) right after the cycle classified; the
-    returned dict gets the fingerprints it classified on."""
-    original = recovery_cycle.stream_active_evidence
+    returned dict gets the fingerprints of the evidence it classified on."""
+    original = recovery_cycle.stream_classification
     seen = {}
 
     def classify_then_change(**kwargs):
         classified = list(original(**kwargs))  # the whole classification, its transaction ended
-        seen.update({e.workflow_id: e.fingerprint for e in classified})
+        seen.update({e.workflow_id: evidence_for_workflow(e.workflow_id).fingerprint for e in classified})
         floor = connect_direct("test-floor")
         try:
             change(floor)
@@ -45,7 +45,7 @@ def _change_after_classification(monkeypatch, change) -> dict:
             floor.close()
         yield from classified
 
-    monkeypatch.setattr(recovery_cycle, "stream_active_evidence", classify_then_change)
+    monkeypatch.setattr(recovery_cycle, "stream_classification", classify_then_change)
     return seen
 
 

@@ -26,7 +26,7 @@ from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.evidence import StepEvidence, TidyRecoveryEvidence, evidence_from_result
+from recovery.evidence import ClassificationEvidence, StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
 from recovery.prepared import column_names, run_prepared
@@ -356,17 +356,19 @@ def lock_and_read(workflow_id: int, *, skip_locked: bool) -> tuple[bool, TidyRec
 
 
 def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_locked: bool = True,
-                       classified: TidyRecoveryEvidence | None = None) -> ReconcileResult:
+                       classified: ClassificationEvidence | None = None) -> ReconcileResult:
     """One short transaction: lock the row (skipping it if held), re-read the evidence under the
-    lock, decide again, apply only what still holds."""
+    lock, decide again, apply only what still holds. `classified`: what the cycle classified the
+    workflow on, if it did (a changed decision since then is logged)."""
     try:
         with transaction.atomic():
             locked, evidence = lock_and_read(workflow_id, skip_locked=skip_locked)
             if not locked:
                 return ReconcileResult(workflow_id, Outcome.SKIPPED)
             decision = decide(evidence)
-            if classified is not None and classified.fingerprint != evidence.fingerprint:
-                log.info("workflow %s changed since classification; deciding on the fresh evidence", workflow_id)
+            if classified is not None and (then := decide(classified)) != decision:
+                log.info("workflow %s changed since classification (%s then, %s now); deciding on the fresh "
+                         "evidence", workflow_id, then.rule.value, decision.rule.value)
             if not decision.changes_state:
                 return ReconcileResult(workflow_id, Outcome.LEFT, decision, evidence)
             _apply_locked(evidence, decision, source=RecoveryDecision.Source.RECOVERY, cycle_id=cycle_id)

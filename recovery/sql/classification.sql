@@ -1,21 +1,21 @@
--- name: tidy_recovery_evidence_active
--- The classification's form of evidence.sql: the same columns with the same values for every
--- ACTIVE workflow, oldest first (recovery.wms_sql puts the shard's condition in place of
--- /* shard */, or nothing for the whole active set). evidence.sql answers one workflow (or a few) under the row lock with one
--- nested loop of index probes per workflow; over the whole active set that costs ~10 probes and
--- several sort and window nodes per row (docs/architecture.md §4). Here the per-workflow parts
--- become joins and grouped subqueries the planner can run as merge or hash joins over the set,
--- and what only a few workflows need is computed only for them:
+-- name: tidy_recovery_classification
+-- What decide() reads of every ACTIVE workflow's evidence, and only that, oldest first: the
+-- recovery cycle's classification (recovery.wms_sql puts the shard's condition in place of
+-- /* shard */, or nothing for the whole active set). Each column has the value evidence.sql gives
+-- the field of the same name; the fields decide() never reads (origin, the lock and step
+-- counts, the stock locations, whether the spaces exist) are not read here at all, and a
+-- workflow needing a decision is re-read in full under its row lock before anything changes
+-- (docs/architecture.md §4). evidence.sql answers one workflow (or a few) with one nested loop of
+-- index probes per workflow; over the whole active set the per-workflow parts become joins the
+-- planner can run over the set, and what only a few workflows need is computed only for them:
 --   - the first incomplete step is DISTINCT ON (workflow_id) in (workflow_id, step_no) order;
---   - step and lock counts are grouped once over the active set, not counted per workflow;
 --   - the finish archive is probed for its newest row, and its rows counted only when it has one
 --     (no window over every workflow);
---   - stock_locations needs the DISTINCT sort only when a tray's stock is in more than one place
---     (min = max otherwise: one location);
 --   - active TDY- jobs are counted only when every step is COMPLETED (the one rule needing them).
--- tests/test_evidence_reads.py holds both forms to equal evidence for every decision case.
+-- tests/test_evidence_classification.py holds these columns to the full evidence, and decide()
+-- to the same decision, for every decision case.
 WITH active AS NOT MATERIALIZED (
-    SELECT aw.workflow_id, aw.status, aw.origin
+    SELECT aw.workflow_id, aw.status
     FROM alg.tidy_workflow AS aw
     WHERE aw.status = 'ACTIVE'                           -- tidy_workflow_active_idx
       /* shard */
@@ -23,10 +23,6 @@ WITH active AS NOT MATERIALIZED (
 SELECT
     w.workflow_id,
     w.status                         AS workflow_status,
-    w.origin,
-    coalesce(locks.lock_count, 0)    AS lock_count,
-    coalesce(steps.step_count, 0)    AS step_count,
-    coalesce(steps.completed_step_count, 0) AS completed_step_count,
     CASE WHEN s.step_id IS NULL THEN (
         SELECT count(*)
         FROM mydo_job AS j
@@ -59,32 +55,9 @@ SELECT
     coalesce(st.stock_rows, 0)       AS stock_rows,
     coalesce(st.stock_at_source, 0)  AS stock_at_source,
     coalesce(st.stock_at_target, 0)  AS stock_at_target,
-    CASE WHEN coalesce(st.stock_rows, 0) = 0 THEN '{}'
-         WHEN st.first_location = st.last_location THEN ARRAY[st.first_location]
-         ELSE (
-             SELECT array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
-             FROM bas_stock AS b
-             WHERE b.tray_code = s.tray_code
-         ) END                       AS stock_locations,
-    src.cargo_space_id IS NOT NULL   AS source_exists,
     src.tray_code                    AS source_tray_code,
-    tgt.cargo_space_id IS NOT NULL   AS target_exists,
     tgt.tray_code                    AS target_tray_code
 FROM active AS w
-LEFT JOIN (
-    SELECT l.workflow_id, count(*) AS lock_count
-    FROM alg.tidy_space_lock AS l
-    JOIN active AS a ON a.workflow_id = l.workflow_id
-    GROUP BY l.workflow_id
-) AS locks ON locks.workflow_id = w.workflow_id
-LEFT JOIN (
-    SELECT sc.workflow_id,
-           count(*)                                        AS step_count,
-           count(*) FILTER (WHERE sc.status = 'COMPLETED') AS completed_step_count
-    FROM alg.tidy_step AS sc
-    JOIN active AS a ON a.workflow_id = sc.workflow_id
-    GROUP BY sc.workflow_id
-) AS steps ON steps.workflow_id = w.workflow_id
 LEFT JOIN (
     SELECT DISTINCT ON (so.workflow_id) so.*
     FROM alg.tidy_step AS so
@@ -104,9 +77,7 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT count(*)                                                      AS stock_rows,
            count(*) FILTER (WHERE b.cargo_space_id = s.cargo_space_id)        AS stock_at_source,
-           count(*) FILTER (WHERE b.cargo_space_id = s.target_cargo_space_id) AS stock_at_target,
-           min(coalesce(b.cargo_space_id, '(none)'))                     AS first_location,
-           max(coalesce(b.cargo_space_id, '(none)'))                     AS last_location
+           count(*) FILTER (WHERE b.cargo_space_id = s.target_cargo_space_id) AS stock_at_target
     FROM bas_stock AS b
     WHERE b.tray_code = s.tray_code                      -- bas_stock_tray_code_idx
 ) AS st ON s.step_id IS NOT NULL
