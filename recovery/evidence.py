@@ -157,6 +157,10 @@ class TidyRecoveryEvidence(EvidenceTerms):
                 data[name] = dict(vars(data[name]))
         return data
 
+    def finish_job_json(self) -> dict | None:
+        """as_json()["finish_job"], without building the rest."""
+        return None if self.finish_job is None else dict(vars(self.finish_job))
+
     def as_json(self) -> dict:
         data = self._as_dict()
         data["stock_locations"] = list(self.stock_locations)

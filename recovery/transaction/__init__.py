@@ -29,7 +29,7 @@ from recovery.decisions import Action, Decision, decide
 from recovery.evidence import ClassificationEvidence, StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
-from recovery.prepared import column_names, run_prepared
+from recovery.prepared import result_columns, run_prepared
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,8 @@ def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[
                         cursor.execute(sql, prepare=False)
                     else:
                         cursor.execute(sql, params, prepare=True)
-            return [(column_names(c), c.fetchall()) if c.pgresult.nfields else ([], []) for c in cursors]
+            return [(result_columns(sql, c), c.fetchall()) if c.pgresult.nfields else ([], [])
+                    for (sql, _), c in zip(statements, cursors, strict=True)]
     except DatabaseError as exc:
         # The failing statement is the first without a result (the ones after it never ran).
         failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(cursors) - 1)
@@ -299,7 +300,7 @@ def _apply_locked(evidence: TidyRecoveryEvidence, decision: Decision, *, source:
     status = evidence.workflow_status
     if decision.action is Action.ADVANCE:
         payload = {"source": source.lower(), "cycle_id": cycle_id, "fingerprint": evidence.fingerprint,
-                   "finish_job": evidence.as_json()["finish_job"]}
+                   "finish_job": evidence.finish_job_json()}
         # The journal row travels in the advancement's round trip (finish_step's `then`).
         finish_step(workflow_id=evidence.workflow_id, step=evidence.step, stage=RECOVERY_FINISHED,
                     payload=payload, expected_workflow_status=status,
