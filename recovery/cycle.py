@@ -78,8 +78,8 @@ class Classification:
 CLASSIFY_IN_PARTS_FROM = 5_000
 CLASSIFICATION_PARTS = 2
 
-# The ends of the id ranges: workflow ids are positive bigints.
-_LOWEST_ID, _BEYOND_HIGHEST_ID = 0, 2**63 - 1
+# The ends of the first and the last part's range: every bigint, so no workflow id is left out.
+_LOWEST_ID, _HIGHEST_ID = -(2**63), 2**63 - 1
 
 
 def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry: bool = False,
@@ -95,7 +95,7 @@ def classify(*, shard: int | None = None, shard_count: int = 1, keep: int, carry
         active, cuts = cursor.fetchone()
     if active < CLASSIFY_IN_PARTS_FROM:
         return _classify_part(None, shard=shard, shard_count=shard_count, keep=keep, carry=carry)
-    ranges = list(zip([_LOWEST_ID, *cuts], [*cuts, _BEYOND_HIGHEST_ID], strict=True))
+    ranges = list(zip([_LOWEST_ID, *cuts], [*(cut - 1 for cut in cuts), _HIGHEST_ID], strict=True))
     parts: list = [None] * len(ranges)
     pending = queue.SimpleQueue()
     for index in range(len(ranges)):

@@ -332,7 +332,7 @@ _STREAM_CHUNK = 2000
 def stream_classification(*, shard: int | None = None, shard_count: int = 1,
                           id_range: tuple[int, int] | None = None) -> Iterator[ClassificationEvidence]:
     """What decide() reads of every ACTIVE workflow (or of one shard of them, and of those only
-    the ids in [from, to) of `id_range`), oldest first,
+    the ids from, to of `id_range`, both included), oldest first,
     streamed: the query runs as an ordinary statement whose rows libpq hands over a chunk at a
     time (psycopg's `stream`, libpq's chunked-rows mode), so a cycle holds one chunk of rows
     instead of the whole active set, without a server-side cursor's FETCH round trips and

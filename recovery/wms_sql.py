@@ -22,14 +22,14 @@ def classification(*, sharded: bool = False, ranged: bool = False) -> str:
     `sharded` adds the parameters %(shard)s and %(shard_count)s: only the workflows with
     workflow_id % shard_count = shard. Unsharded, no condition at all: a modulo hides the active
     set's size from the planner. `ranged` adds %(from_id)s and %(to_id)s: only the workflow ids
-    in [from_id, to_id), one part of a classification read in parts (CLASSIFICATION_PARTS)."""
+    from_id to to_id (both included), one part of a classification read in parts (CLASSIFICATION_PARTS)."""
     return sql_file("classification.sql").replace("/* shard */", _active_conditions(sharded, ranged))
 
 
 def _active_conditions(sharded: bool, ranged: bool) -> str:
     return "".join((
         "AND aw.workflow_id %% %(shard_count)s = %(shard)s " if sharded else "",
-        "AND aw.workflow_id >= %(from_id)s AND aw.workflow_id < %(to_id)s" if ranged else "",
+        "AND aw.workflow_id BETWEEN %(from_id)s AND %(to_id)s" if ranged else "",
     ))
 
 
