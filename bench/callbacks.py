@@ -22,6 +22,14 @@ ratio, so a busy machine (other work on the 2 cores) shows in both and the ratio
 
     .venv/bin/python bench/callbacks.py [--workflows 2000] [--runs 3] [--concurrency 8]
                                         [--workers 2] [--threads 4]
+    .venv/bin/python bench/callbacks.py --in-process [--workflows 2000] [--runs 3] [--profile DIR]
+
+--in-process leaves HTTP, gunicorn and the client out: it calls the same WSGI application
+directly, one request at a time, against the same seeded database, and prints for the trivial
+view, an accepted finish and a duplicate separately the CPU each takes in this process and in
+PostgreSQL (the backends' run time from /proc/<pid>/schedstat: exact, where the CPU split above is
+sampled per tick) and the round trips and statements each sends. It is where to look first for
+what one kind of callback costs; --profile DIR also writes a cProfile of each kind there.
 
 Target on a 2-core machine: >= 1,000 callbacks/s with p95 <= 10 ms and zero double moves.
 The client uses http.client directly (no journal): it is the load generator, not the product.
@@ -325,6 +333,135 @@ def bodies_for(lo: int, hi: int, window: int) -> list[bytes]:
     return out
 
 
+def run_seconds(proc) -> float:
+    """Run time of a psutil Process and its children from /proc/<pid>/schedstat (nanoseconds,
+    exact; children that end while being read are skipped); tree_cpu_seconds (sampled per tick)
+    where the kernel keeps no such file."""
+    if not os.path.exists("/proc/self/schedstat"):
+        return tree_cpu_seconds(proc)
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            with open(f"/proc/{p.pid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
+
+
+def wsgi_post(application, path: str, body: bytes, token: str) -> tuple[int, bytes]:
+    """One POST through the WSGI application, as gunicorn would make it; (status, body)."""
+    import io
+
+    environ = {
+        "REQUEST_METHOD": "POST", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1", "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+        "HTTP_AUTHORIZATION": f"Bearer {token}", "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr, "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    status = []
+    chunks = application(environ, lambda line, headers, exc_info=None: status.append(int(line.split()[0])))
+    try:
+        return status[0], b"".join(chunks)
+    finally:
+        if hasattr(chunks, "close"):
+            chunks.close()
+
+
+def count_trips(application, token: str, lo: int, hi: int) -> dict[str, str]:
+    """The round trips of each kind, counted on workflows lo..hi as tests/test_callbacks_one_trip.py
+    counts them: each run_pipelined batch (its statement count) and each statement Django's
+    cursors send; the commit of a locked path comes on top."""
+    from django.db import connection
+
+    from recovery import transaction as tx
+
+    counts: dict[str, str] = {}
+    run = tx.run_pipelined
+    originals = bodies_for(lo, hi, hi - lo + 1)[:hi - lo + 1]
+    for kind in ("accepted", "duplicate"):  # the same bodies twice: originals, then their copies
+        trips, statements = [], []
+
+        def counted(batch, trips=trips):
+            trips.append(len(batch))
+            return run(batch)
+
+        def wrapper(execute, sql, *rest, seen=statements):
+            seen.append(sql)
+            return execute(sql, *rest)
+
+        tx.run_pipelined = counted
+        try:
+            with connection.execute_wrapper(wrapper):
+                wsgi_post(application, "/api/wcs/job-finish", originals[0], token)
+        finally:
+            tx.run_pipelined = run
+        counts[kind] = f"pipelined {trips}, other statements {len(statements)}"
+        for body in originals[1:]:
+            wsgi_post(application, "/api/wcs/job-finish", body, token)
+    return counts
+
+
+def in_process(args) -> int:
+    import cProfile
+
+    from django.conf import settings
+
+    application = bench_application()
+    token = settings.WCS_CALLBACK_TOKEN
+    database = postmaster_process(Path(settings.EMBEDDED_DB_DIR))
+    if database is None:
+        raise SystemExit("--in-process needs psutil to read the database's CPU")
+    kinds = (("trivial JSON view", TRIVIAL_PATH), ("accepted finish", "/api/wcs/job-finish"),
+             ("duplicate finish", "/api/wcs/job-finish"))
+    seed(1, 200)  # warm-up (not measured): imports, connection, prepared statements
+    for _, path in kinds:
+        for body in bodies_for(1, 200, 200)[:200]:
+            wsgi_post(application, path, body, token)
+    seed(201, 220)
+    trips = count_trips(application, token, 201, 220)
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in kinds}
+    failures, next_id = 0, 221
+    for run in range(1, args.runs + 1):
+        lo, hi = next_id, next_id + args.workflows - 1
+        next_id = hi + 1
+        seed(lo, hi)
+        originals = bodies_for(lo, hi, args.workflows)[:args.workflows]
+        for name, path in kinds:
+            profile = cProfile.Profile() if args.profile else None
+            statuses: dict[int, int] = {}
+            cpu0, db0 = time.process_time(), run_seconds(database)
+            if profile:
+                profile.enable()
+            for body in originals:
+                code, _ = wsgi_post(application, path, body, token)
+                statuses[code] = statuses.get(code, 0) + 1
+            if profile:
+                profile.disable()
+                Path(args.profile).mkdir(parents=True, exist_ok=True)
+                profile.dump_stats(Path(args.profile) / f"{name.replace(' ', '-')}-{run}.prof")
+            cpu1, db1 = time.process_time(), run_seconds(database)
+            figures[name].append(((cpu1 - cpu0) * 1000 / len(originals), (db1 - db0) * 1000 / len(originals)))
+            if statuses != {200: len(originals)}:
+                failures += 1
+                print(f"  FAILED: {name} answered {statuses}")
+        print(f"run {run}: " + "; ".join(f"{name} {f[-1][0]:.2f} + {f[-1][1]:.2f} ms" for name, f in figures.items())
+              + f" (in this process + in PostgreSQL, per request; load average {load()})")
+    print(f"median over {args.runs} runs of {args.workflows} requests of each kind, CPU per request"
+          f"{' (under cProfile: slower)' if args.profile else ''}:")
+    for name, f in figures.items():
+        server, db = (statistics.median(x[i] for x in f) for i in range(2))
+        note = f"; {trips[name.split()[0]]}" if name.split()[0] in trips else ""
+        print(f"  {name:<18} this process {server:.3f} ms, PostgreSQL {db:.3f} ms{note}")
+    (acc_s, acc_d), (dup_s, dup_d) = ([statistics.median(x[i] for x in figures[k]) for i in range(2)]
+                                      for k in ("accepted finish", "duplicate finish"))
+    print(f"  half duplicates:   this process {(acc_s + dup_s) / 2:.3f} ms, PostgreSQL {(acc_d + dup_d) / 2:.3f} ms "
+          "per callback (gunicorn's HTTP work and the client's are not in these figures)")
+    return 1 if failures else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workflows", type=int, default=2000, help="workflows per run (2 callbacks each)")
@@ -333,11 +470,16 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--deadline", type=float, default=300, help="seconds before a run stops sending")
+    parser.add_argument("--in-process", action="store_true",
+                        help="no HTTP: CPU, round trips and statements of each kind of request, one at a time")
+    parser.add_argument("--profile", metavar="DIR", help="with --in-process: a cProfile of each kind in DIR")
     args = parser.parse_args()
     if os.environ.get("DATABASE_URL"):
         raise SystemExit("bench/callbacks.py truncates the WMS tables: it runs on its own embedded database only "
                          "(unset DATABASE_URL)")
 
+    if args.in_process:
+        os.environ.update(DEBUG="false", LOG_LEVEL="WARNING")  # as start_server runs the server
     django_on_private_database("callbacks")
     from django.conf import settings
     from django.db import connection
@@ -346,6 +488,11 @@ def main() -> int:
           f"load average {load()} at the start")
     reset()
     seed_history()
+    if args.in_process:
+        try:
+            return in_process(args)
+        finally:
+            stop_private_database()
     port = free_port()
     server = start_server(port, args.workers, args.threads)
     meter = CpuMeter(server.pid, Path(settings.EMBEDDED_DB_DIR))

@@ -204,25 +204,25 @@ def _lock_timeout_ms() -> int:
 def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: bool,
                          with_evidence: bool) -> tuple[str | None, CallbackTarget | None]:
     """Lock the workflow row first (skipping it when another holds it, or waiting at most the lock
-    timeout), then read what the job names and, when asked, the workflow's evidence: one round
-    trip. Returns (workflow status, target); (None, None) when the row is absent or skipped."""
+    timeout), then read what the job names and, when asked, the workflow's evidence (one statement:
+    wms_sql.callback_target_and_evidence): one round trip. Returns (workflow status, target);
+    (None, None) when the row is absent or skipped."""
     statements = []
     if wait:
         statements.append((wms_sql.SET_LOCAL_LOCK_TIMEOUT, {"lock_timeout": f"{int(_lock_timeout_ms())}ms"}))
     statements.append((wms_sql.LOCK_WORKFLOW_WAIT if wait else wms_sql.LOCK_WORKFLOW_SKIP_LOCKED,
                        {"workflow_id": workflow_id}))
-    statements.append((wms_sql.CALLBACK_TARGET, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
-    if with_evidence:
-        statements.append((wms_sql.evidence_for_one_workflow(), {"workflow_id": workflow_id}))
-    results = tx.run_pipelined(statements)[1 if wait else 0:]
-    locked = results[0][1]
+    read = wms_sql.callback_target_and_evidence() if with_evidence else wms_sql.CALLBACK_TARGET
+    statements.append((read, {"workflow_id": workflow_id, "step_id": step_id, "job_id": job_id}))
+    (_, locked), (columns, rows) = tx.run_pipelined(statements)[1 if wait else 0:]
     if not locked:
         return None, None
-    evidence = None
-    if with_evidence and results[2][1]:
-        columns, rows = results[2]
-        evidence = evidence_from_row(dict(zip(columns, rows[0], strict=True)))
-    return locked[0][1], CallbackTarget(*results[1][1][0], evidence=evidence)
+    target, evidence = rows[0][:wms_sql.CALLBACK_TARGET_COLUMNS], None
+    if with_evidence:
+        row = dict(zip(columns[wms_sql.CALLBACK_TARGET_COLUMNS:], rows[0][wms_sql.CALLBACK_TARGET_COLUMNS:],
+                       strict=True))
+        evidence = evidence_from_row(row) if row["workflow_id"] is not None else None
+    return locked[0][1], CallbackTarget(*target, evidence=evidence)
 
 
 def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,

@@ -334,6 +334,47 @@ LEFT JOIN alg.tidy_step AS s
    AND s.workflow_id = %(workflow_id)s
 """
 
+# CALLBACK_TARGET's columns: the first ones of callback_target_and_evidence()'s row.
+CALLBACK_TARGET_COLUMNS = 6
+
+
+def _compact(sql: str) -> str:
+    """`sql` without indentation, blank lines and `--` comments (outside quoted literals)."""
+    lines = []
+    for line in sql.splitlines():
+        quoted = False
+        for i, ch in enumerate(line):
+            if ch == "'":
+                quoted = not quoted
+            elif ch == "-" and not quoted and line.startswith("--", i):
+                line = line[:i]
+                break
+        if line.strip():
+            lines.append(line.strip() + "\n")
+    return "".join(lines)
+
+
+@cache
+def callback_target_and_evidence() -> str:
+    """Parameters: %(workflow_id)s, %(step_id)s, %(job_id)s. What a jobFinish reads under the
+    workflow row lock, in one statement instead of two: CALLBACK_TARGET's row (its first
+    CALLBACK_TARGET_COLUMNS columns), then the workflow's evidence (evidence_for_one_workflow's
+    columns; NULL when the workflow is absent). Both parts read one snapshot, taken after the lock
+    was granted (the two statements took one each, both after it). The evidence is a MATERIALIZED
+    CTE so it keeps the plan it has alone (tests/test_callback_evidence_read.py); the statement is
+    compacted to fit psycopg's parse cache."""
+    return _compact(f"""
+WITH e AS MATERIALIZED (
+{evidence_for_one_workflow()}
+)
+SELECT t.*, e.*
+FROM (
+{CALLBACK_TARGET}
+) AS t
+LEFT JOIN e ON true
+""")
+
+
 # A jobFinish already applied, answered without a lock or a transaction (docs/architecture.md §8):
 # one snapshot of the workflow's state (the answer) and, once, whether this callback is a
 # duplicate: its step COMPLETED, its job known (archived or active), and its very (workflow, step,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import psycopg
-from django.db import DatabaseError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
@@ -143,13 +143,14 @@ def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[
     own snapshot, so a statement sees what the earlier ones wrote and, after a row lock, what was
     committed before the lock was granted. After the first failing statement the rest are not
     run; the failure surfaces as PipelineFailed (a Django DatabaseError) naming its position."""
-    connection.ensure_connection()
-    raw = connection.connection
+    db = connections[DEFAULT_DB_ALIAS]  # `connection` looks this up again on every attribute it is asked for
+    db.ensure_connection()
+    raw = db.connection
     if raw.prepare_threshold is None:
         raw.prepare_threshold = _NEVER_AUTOMATICALLY
     cursors = []
     try:
-        with connection.wrap_database_errors:
+        with db.wrap_database_errors:
             with raw.pipeline() if len(statements) > 1 else nullcontext():
                 for sql, params in statements:
                     cursor = psycopg.Cursor(raw)
