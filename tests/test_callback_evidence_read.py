@@ -6,6 +6,7 @@ its key where the list form's plan (`= ANY (array)`) hashes the whole of mydo_jo
 
 import re
 
+import pytest
 from django.db import connection
 
 from recovery import wms_sql
@@ -42,12 +43,14 @@ def _generic_plan(sql: str) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def test_its_generic_plan_probes_the_active_job_by_key_among_many(wms):
+@pytest.mark.parametrize("statement", [wms_sql.evidence_for_one_workflow, wms_sql.callback_target_and_evidence],
+                         ids=["evidence alone", "with the callback's target"])
+def test_its_generic_plan_probes_the_active_job_by_key_among_many(wms, statement):
     wms.build(next(iter(EXPECTED)))
     with connection.cursor() as cursor:
         cursor.execute(MANY_ACTIVE_JOBS)
         cursor.execute("ANALYZE mydo_job")
-    plan = _generic_plan(wms_sql.evidence_for_one_workflow())
+    plan = _generic_plan(statement())
     assert not re.search(r"Seq Scan on mydo_job\b(?!_)", plan), plan
     assert re.search(r"Index (Only )?Scan using \w+ on mydo_job aj\b", plan), plan
 
@@ -91,16 +94,6 @@ def test_the_target_columns_are_callback_targets_columns(wms):
     evidence_columns, _ = run_prepared(wms_sql.evidence_for_one_workflow(), {"workflow_id": 1})
     assert len(columns) == wms_sql.CALLBACK_TARGET_COLUMNS
     assert combined == columns + evidence_columns
-
-
-def test_the_combined_reads_generic_plan_probes_the_active_job_by_key_among_many(wms):
-    wms.build(next(iter(EXPECTED)))
-    with connection.cursor() as cursor:
-        cursor.execute(MANY_ACTIVE_JOBS)
-        cursor.execute("ANALYZE mydo_job")
-    plan = _generic_plan(wms_sql.callback_target_and_evidence())
-    assert not re.search(r"Seq Scan on mydo_job\b(?!_)", plan), plan
-    assert re.search(r"Index (Only )?Scan using \w+ on mydo_job aj\b", plan), plan
 
 
 def test_the_combined_read_fits_psycopgs_parse_cache():
