@@ -12,7 +12,7 @@ ones run here are prepared (Django's own queries never are), so nothing else is 
 import time
 
 import psycopg
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from recovery import wms_sql
 
@@ -26,24 +26,31 @@ def use_generic_plans(db_connection) -> None:
             cursor.execute(wms_sql.SET_GENERIC_PLANS)
 
 
+def preparing_connection():
+    """Django's connection of this thread, open, with psycopg's preparation back on for explicit
+    prepare=True only. Django turns it off; the threshold is out of reach, so nothing else is ever
+    prepared automatically. Looked up once: the proxy `connection` looks it up again on every
+    attribute it is asked for."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.ensure_connection()
+    if db.connection.prepare_threshold is None:
+        db.connection.prepare_threshold = _NEVER_AUTOMATICALLY
+    return db
+
+
 def run_prepared(sql: str, params: dict) -> tuple[list[str], list[tuple]]:
     """Run `sql` prepared; return (column names, rows). Errors surface as Django DatabaseErrors."""
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw.prepare_threshold is None:
-        # Django turns psycopg's preparation off; re-enable it for explicit prepare=True only
-        # (the threshold is out of reach, so nothing else is ever prepared automatically).
-        raw.prepare_threshold = _NEVER_AUTOMATICALLY
+    db = preparing_connection()
     started = time.monotonic()
     try:
-        with connection.wrap_database_errors, psycopg.Cursor(raw) as cursor:
+        with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
             cursor.execute(sql, params, prepare=True)
             if not cursor.pgresult.nfields:
                 return [], []
             return result_columns(sql, cursor), cursor.fetchall()
     finally:
-        if connection.queries_logged:  # counted with Django's own queries (DEBUG, the query-count tests)
-            connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+        if db.queries_logged:  # counted with Django's own queries (DEBUG, the query-count tests)
+            db.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
 
 # A statement's result columns are fixed by its text: their names are read from the first result

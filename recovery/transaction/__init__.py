@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import psycopg
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, transaction
+from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
 from recovery.evidence import ClassificationEvidence, StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
-from recovery.prepared import result_columns, run_prepared
+from recovery.prepared import preparing_connection, result_columns, run_prepared
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +121,6 @@ def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: d
     return advanced
 
 
-# psycopg prepares only on request (prepare=True) once the threshold is out of reach
-# (recovery.prepared does the same).
-_NEVER_AUTOMATICALLY = 2**31
-
-
 class PipelineFailed(DatabaseError):
     """A statement of `run_pipelined` failed; `index` is that statement's position. The
     database error itself is the cause (`__cause__`, a psycopg error with its sqlstate)."""
@@ -143,11 +138,8 @@ def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[
     own snapshot, so a statement sees what the earlier ones wrote and, after a row lock, what was
     committed before the lock was granted. After the first failing statement the rest are not
     run; the failure surfaces as PipelineFailed (a Django DatabaseError) naming its position."""
-    db = connections[DEFAULT_DB_ALIAS]  # `connection` looks this up again on every attribute it is asked for
-    db.ensure_connection()
+    db = preparing_connection()
     raw = db.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = _NEVER_AUTOMATICALLY
     cursors = []
     try:
         with db.wrap_database_errors:
