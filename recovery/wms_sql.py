@@ -59,11 +59,10 @@ SELECT set_config('jit', 'off', true),
 
 @cache
 def _evidence_projection() -> str:
-    """evidence.sql without its comment lines: it runs for every callback and every decision, and
+    """evidence.sql compacted (_compact): it runs for every callback and every decision, and
     psycopg keeps its parsed form of a statement (where the parameters go) only for statements up
     to 4 kB; longer ones it parses again on every execution."""
-    return "".join(line for line in sql_file("evidence.sql").splitlines(keepends=True)
-                   if not line.lstrip().startswith("--"))
+    return _compact(sql_file("evidence.sql"))
 
 
 @cache
@@ -362,7 +361,7 @@ def callback_target_and_evidence() -> str:
     columns; NULL when the workflow is absent). Both parts read one snapshot, taken after the lock
     was granted (the two statements took one each, both after it). The evidence is a MATERIALIZED
     CTE so it keeps the plan it has alone (tests/test_callback_evidence_read.py); the statement is
-    compacted to fit psycopg's parse cache."""
+    compacted to fit psycopg's parse cache, as the evidence projection is."""
     return _compact(f"""
 WITH e AS MATERIALIZED (
 {evidence_for_one_workflow()}
