@@ -14,9 +14,11 @@ if not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMB
     os.environ["TIDY_TEST_OWNS_EMBEDDED_DB"] = os.environ["EMBEDDED_DB_DIR"]
 
 # On a configured database start-up requires a real-looking callback token; the tests then use
-# their own fixed one (below).
+# their own fixed one (below). DEBUG is off there too, which would ask for collected, hashed static
+# files: the tests serve the plain names from the finders, as on the embedded database.
 if os.environ.get("DATABASE_URL"):
     os.environ.setdefault("WCS_CALLBACK_TOKEN", "test-callback-token-not-for-production")
+    os.environ.setdefault("STATIC_MANIFEST", "false")
 
 from console.settings import *  # noqa: E402,F403
 

@@ -17,7 +17,9 @@ from tests.console_personas import personas  # noqa: F401  (fixture: the role gr
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 
-def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas):  # noqa: F811
+def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas,  # noqa: F811
+                                                                settings):
+    settings.EMBEDDED_DATABASE = True  # the demo's accounts exist on the embedded database only
     call_command("wms_demo")
     (stalled,) = floor.stalled_workflows()
     assert timezone.now() - stalled.job_updated_at >= timedelta(minutes=STALLED_DEMO_MINUTES)
