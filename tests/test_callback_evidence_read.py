@@ -35,12 +35,19 @@ def test_it_reads_what_the_per_workflow_read_gives_for_every_kind(wms):
 
 
 def _generic_plan(sql: str) -> str:
-    """EXPLAIN (GENERIC_PLAN): the plan a prepared statement keeps, whatever its parameters."""
+    """The plan a prepared statement keeps, whatever its parameters: the statement prepared and
+    explained under force_generic_plan (EXPLAIN (GENERIC_PLAN) would do it in one, from
+    PostgreSQL 16 only)."""
     names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
     numbered = re.sub(r"%\((\w+)\)s", lambda m: f"${names.index(m.group(1)) + 1}", sql).replace("%%", "%")
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (GENERIC_PLAN) " + numbered.replace("%", "%%"))
-        return "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        cursor.execute("PREPARE generic_plan_probe AS " + numbered.replace("%", "%%"))
+        try:
+            cursor.execute(f"EXPLAIN EXECUTE generic_plan_probe({', '.join(['NULL'] * len(names))})")
+            return "\n".join(row[0] for row in cursor.fetchall())
+        finally:
+            cursor.execute("DEALLOCATE generic_plan_probe")
 
 
 @pytest.mark.parametrize("statement", [wms_sql.evidence_for_one_workflow, wms_sql.callback_target_and_evidence],
