@@ -33,17 +33,28 @@ def _admin(sql: str) -> None:
         cursor.execute(sql)
 
 
+# The roles' password for this run: a server that asks for passwords (a stock cluster over TCP) gets
+# it; the embedded one trusts local connections and ignores it.
+ROLE_PASSWORD = uuid.uuid4().hex
+
+
+def _with_password(role: str) -> str:
+    _admin(f"ALTER ROLE \"{role}\" PASSWORD '{ROLE_PASSWORD}'")
+    return role
+
+
 def _connect(role: str) -> psycopg.Connection:
     s = connection.settings_dict
-    return psycopg.connect(dbname=s["NAME"], user=role, host=s["HOST"], port=s["PORT"] or None, autocommit=True,
-                           password=os.environ.get("TIDY_TEST_ROLE_PASSWORD") or None)
+    return psycopg.connect(dbname=s["NAME"], user=_with_password(role), host=s["HOST"], port=s["PORT"] or None,
+                           autocommit=True, password=ROLE_PASSWORD)
 
 
 def _url_as(role: str) -> str:
     base = os.environ.get("DATABASE_URL") or os.environ["EMBEDDED_DATABASE_URL"]
     parts = urlsplit(base)
     netloc = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{quote(role)}@{netloc}", path="/" + connection.settings_dict["NAME"]))
+    auth = f"{quote(_with_password(role))}:{ROLE_PASSWORD}"
+    return urlunsplit(parts._replace(netloc=f"{auth}@{netloc}", path="/" + connection.settings_dict["NAME"]))
 
 
 def _check_as(role: str) -> subprocess.CompletedProcess:

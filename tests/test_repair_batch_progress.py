@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from django.db import connection, connections
+from django.db import connections
 from django.urls import reverse
 from django_q.models import OrmQ
 
@@ -19,6 +19,7 @@ from console import repair
 from console.models import RepairAction, RepairAudit, RepairBatch
 from console.repair.batch import BATCH_TASK, item_key
 from console.repair.tasks import batch_recheck_task
+from console.replay.processes import database_url
 from recovery.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused, run_queued_tasks
@@ -152,11 +153,7 @@ def test_a_real_qcluster_runs_the_batch(repair_db, operator, client, settings):
     fixed, unfixed = three_paused(repair_db)
     client.force_login(operator)
     location = submit(client, sorted([*fixed, unfixed]))["Location"]
-    db = connection.settings_dict
-    url = f"postgresql://{db['USER']}@/{db['NAME']}?host={db['HOST']}"
-    if db.get("PORT"):
-        url += f"&port={db['PORT']}"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": url,
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url("tidy-test-qcluster"),
            "SECRET_KEY": settings.SECRET_KEY, "DEBUG": "1",  # the same key signs and reads queued tasks
            "WCS_CALLBACK_TOKEN": "dev-wcs-token-for-the-qcluster-test", "Q_SYNC": "0",
            "Q_WORKERS": "3"}  # one worker runs the recovery runner
