@@ -6,7 +6,7 @@ ngettext with placeholders, month names and number formats through django.utils.
 
 import html
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from urllib.parse import urlencode
 
 from django import template
@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import dateformat, formats, timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from django.utils.translation import gettext, ngettext, pgettext, pgettext_lazy
+from django.utils.translation import get_language, gettext, ngettext, pgettext, pgettext_lazy
 
 from console import roles
 from console.reason_codes import CORRECTION_LABELS, reason_code
@@ -32,40 +32,81 @@ def number(value) -> str:
 
 def format_duration(delta: timedelta | None) -> str:
     """A short, human duration: '45 s', '12 min', '3 h 05 min', '2 d 4 h' (in the language)."""
-    if delta is None:
-        return "—"
-    seconds = int(delta.total_seconds())
-    sign = "-" if seconds < 0 else ""
-    seconds = abs(seconds)
-    if seconds < 60:
-        return sign + ngettext("%(seconds)s s", "%(seconds)s s", seconds) % {"seconds": seconds}
-    minutes, _ = divmod(seconds, 60)
-    if minutes < 60:
-        return sign + ngettext("%(minutes)s min", "%(minutes)s min", minutes) % {"minutes": minutes}
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        # Minutes keep two digits beside hours: '3 h 05 min'.
-        return sign + ngettext("%(hours)s h %(minutes)s min", "%(hours)s h %(minutes)s min", hours) % {
-            "hours": hours, "minutes": f"{minutes:02d}"}
-    days, hours = divmod(hours, 24)
-    return sign + ngettext("%(days)s d %(hours)s h", "%(days)s d %(hours)s h", days) % {
-        "days": number(days), "hours": hours}
+    return _duration_text(get_language(), _duration_parts(delta))
 
 
 def format_ago(delta: timedelta | None) -> str:
     """How long ago, in the language: '5 min ago'."""
-    return gettext("%(age)s ago") % {"age": format_duration(delta)}
+    return _ago_text(get_language(), _duration_parts(delta))
 
 
-def format_ago_aside(delta: timedelta | None) -> str:
+def format_ago_aside(delta: timedelta | None, language: str | None = None) -> str:
     """How long ago, as an aside after a time: '(5 min ago)'."""
-    return gettext("(%(age)s ago)") % {"age": format_duration(delta)}
+    return _ago_aside_text(language or get_language(), _duration_parts(delta))
 
 
-def _short_date(local: datetime, today) -> str:
+def _duration_parts(delta: timedelta | None) -> tuple[bool, str, int, int] | None:
+    """What a duration's text shows: (negative, unit, count, the next unit's count)."""
+    if delta is None:
+        return None
+    seconds = int(delta.total_seconds())
+    negative, seconds = seconds < 0, abs(seconds)
+    if seconds < 60:
+        return negative, "s", seconds, 0
+    minutes = seconds // 60
+    if minutes < 60:
+        return negative, "min", minutes, 0
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return negative, "h", hours, minutes
+    days, hours = divmod(hours, 24)
+    return negative, "d", days, hours
+
+
+# The texts below are cached by language and value: the paused list writes fifty times and ages
+# and is refreshed every few seconds, and each translation lookup asks for the request's language
+# again (bench/console.py). `language` is the active language, in the key so that each language
+# keeps its own texts.
+
+
+@lru_cache(maxsize=4096)
+def _duration_text(language: str, parts: tuple[bool, str, int, int] | None) -> str:
+    if parts is None:
+        return "—"
+    negative, unit, count, rest = parts
+    sign = "-" if negative else ""
+    if unit == "s":
+        return sign + ngettext("%(seconds)s s", "%(seconds)s s", count) % {"seconds": count}
+    if unit == "min":
+        return sign + ngettext("%(minutes)s min", "%(minutes)s min", count) % {"minutes": count}
+    if unit == "h":
+        # Minutes keep two digits beside hours: '3 h 05 min'.
+        return sign + ngettext("%(hours)s h %(minutes)s min", "%(hours)s h %(minutes)s min", count) % {
+            "hours": count, "minutes": f"{rest:02d}"}
+    return sign + ngettext("%(days)s d %(hours)s h", "%(days)s d %(hours)s h", count) % {
+        "days": number(count), "hours": rest}
+
+
+@lru_cache(maxsize=4096)
+def _ago_text(language: str, parts: tuple[bool, str, int, int] | None) -> str:
+    return gettext("%(age)s ago") % {"age": _duration_text(language, parts)}
+
+
+@lru_cache(maxsize=4096)
+def _ago_aside_text(language: str, parts: tuple[bool, str, int, int] | None) -> str:
+    return gettext("(%(age)s ago)") % {"age": _duration_text(language, parts)}
+
+
+def _short_date(local: datetime, today, language: str | None = None) -> str:
     """The time alone for today, else the day and time with the language's month name."""
     if local.date() == today:
         return local.strftime("%H:%M:%S")
+    return _other_day_text(language or get_language(), local, local.tzinfo)
+
+
+@lru_cache(maxsize=4096)
+def _other_day_text(language: str, local: datetime, zone) -> str:
+    # `zone` is in the key because equal instants in two time zones compare equal.
     # Translators: a date format of django.utils.dateformat (d day, M month name, n month number,
     # j day without zero, H:i time) for a time on another day than today: '01 Dec 03:04'.
     return dateformat.format(local, pgettext("date format", "d M H:i"))
@@ -202,12 +243,13 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _when_fast(value: datetime, now: datetime, today) -> str:
-    """`when` for many rows at once: the same markup, without per-call lookups."""
-    local = timezone.localtime(value)
+def _when_fast(value: datetime, now: datetime, today, zone, language: str) -> str:
+    """`when` for many rows at once: the same markup, with the request's time zone and language
+    looked up once by the caller."""
+    local = timezone.localtime(value, zone)
     full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
-    ago = _e(format_ago_aside(now - value))
-    return (f'<time datetime="{value.isoformat()}" title="{full}">{_e(_short_date(local, today))} '
+    ago = _e(format_ago_aside(now - value, language))
+    return (f'<time datetime="{value.isoformat()}" title="{full}">{_e(_short_date(local, today, language))} '
             f'<span class="ago">{ago}</span></time>')
 
 
@@ -218,6 +260,9 @@ def paused_rows(rows):
     these 50 rows (bench/console.py). Every value is escaped with html.escape."""
     prefix, locks, catalog = _workflow_url_prefix(), _locks_url(), _catalog_url()
     now, today = timezone.now(), timezone.localdate()
+    zone, language = timezone.get_current_timezone(), get_language()
+    origins: dict[str, str] = {}  # each origin's label and each reason's title, looked up once
+    titles: dict[str, str] = {}
     # The labels a phone shows beside each cell (console.css), and the texts of the cells.
     labels = {key: _e(text) for key, text in (
         ("workflow", gettext("Workflow")), ("reason", gettext("Reason")), ("since", gettext("Paused since")),
@@ -237,18 +282,23 @@ def paused_rows(rows):
             step = f'<span class="muted">{all_done}</span>'
         kept = f'<a href="{locks}?q={wid}">{int(row.lock_count)}</a>' if row.lock_count else "0"
         if row.pause_reason:
-            entry = reason_code(row.pause_reason)
             code = _e(row.pause_reason)
-            title = _e(entry.title) if entry else not_in_catalog
+            title = titles.get(code)
+            if title is None:
+                entry = reason_code(row.pause_reason)
+                title = titles[code] = _e(entry.title) if entry else not_in_catalog
             reason = f'<a class="reason" href="{catalog}#{code}" title="{title}"><code>{code}</code></a>'
         else:
             reason = f'<span class="muted">{no_reason}</span>'
+        origin = origins.get(row.origin)
+        if origin is None:
+            origin = origins[row.origin] = _e(origin_label(row.origin))
         out.append(
             f'<tr>\n'
             f'  <td data-label="{labels["workflow"]}"><a class="wf" href="{prefix}{wid}/">#{wid}</a></td>\n'
             f'  <td data-label="{labels["reason"]}">{reason}</td>\n'
-            f'  <td data-label="{labels["since"]}">{_when_fast(row.paused_since, now, today)}</td>\n'
-            f'  <td data-label="{labels["origin"]}">{_e(origin_label(row.origin))}</td>\n'
+            f'  <td data-label="{labels["since"]}">{_when_fast(row.paused_since, now, today, zone, language)}</td>\n'
+            f'  <td data-label="{labels["origin"]}">{origin}</td>\n'
             f'  <td data-label="{labels["step"]}">{step}</td>\n'
             f'  <td data-label="{labels["locks"]}" class="num">{kept}</td>\n'
             f'</tr>\n'
