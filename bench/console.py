@@ -145,7 +145,7 @@ def build(n: int) -> None:
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from console.demo import ensure_demo_users
+    from console.management.demo import ensure_demo_users
     from recovery.decisions import decide
     from recovery.evidence import evidence_for_workflows
     from recovery.models import RecoveryCycle, RecoveryDecision
@@ -324,7 +324,7 @@ def run(args, queries: dict[str, int]) -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from console.selectors import PausedFilters, paused_workflows_page
+    from console.readers.paused import PausedFilters, paused_workflows_page
 
     client = Client()
     client.force_login(User.objects.get(username="supervisor"))
@@ -461,7 +461,7 @@ def run_map(args) -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from console.demo import ensure_demo_users
+    from console.management.demo import ensure_demo_users
 
     ensure_demo_users()
     client = Client()

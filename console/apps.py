@@ -1,25 +1,32 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 from django.core.checks import Tags, register
-
-from console.checks import check_audit_is_append_only
-from console.floor_checks import check_notes_are_append_only
-from console.notifications.checks import check_acknowledgements_are_append_only
 
 
 class ConsoleConfig(AppConfig):
+    default = True  # this module also holds ConsoleAdminConfig
     name = "console"
     verbose_name = "Tidy Recovery Console"
 
     def ready(self):
+        # The entry point of the app (the top of the console's layers, docs/architecture.md §2):
+        # the append-only checks, and the signal receivers (role changes, the lockout log line,
+        # each person's language at sign-in, the log line of each repair attempt) and the
+        # database-role checks, which register themselves when imported.
+        from console import languages  # noqa: F401
+        from console.notes.checks import check_notes_are_append_only
+        from console.notifications.checks import check_acknowledgements_are_append_only
+        from console.repair import signals  # noqa: F401
+        from console.repair.checks import check_audit_is_append_only
+        from console.security import checks, role_audit, throttling  # noqa: F401
+
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)
-        # Signal receivers (role changes, the lockout log line, each person's language at sign-in)
-        # and the database-role checks.
-        from console import (  # noqa: F401
-            db_role_checks,
-            languages,
-            role_audit,
-            security,
-            signals,  # noqa: F401  (logs each repair attempt)
-        )
+
+
+class ConsoleAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with the console's admin site (superusers only, console/admin_site.py)."""
+
+    default = False  # ConsoleConfig is the app's own
+    default_site = "console.admin_site.ConsoleAdminSite"

@@ -1,11 +1,10 @@
-"""System checks for the repair audit (run by `manage.py check --database default` and migrate).
-ConsoleConfig.ready() registers them."""
+"""The shape of the append-only system checks (run by `manage.py check --database default` and
+migrate): each feature with an append-only table declares its check with `append_only_check`,
+and ConsoleConfig.ready() registers them."""
 
 from django.core.checks import Error
 from django.db import connections
 from django.db.utils import DatabaseError
-
-from console.console_sql import AUDIT_TABLE_EXISTS, AUDIT_TRIGGERS_PRESENT
 
 
 def missing_triggers(*, table_exists: str, triggers_present: str, expected: tuple[str, ...]) -> list[str]:
@@ -42,9 +41,3 @@ def append_only_check(*, subject: str, table: str, table_exists: str, triggers_p
         return []
 
     return check
-
-
-check_audit_is_append_only = append_only_check(
-    subject="The repair audit", table="console_repairaudit", table_exists=AUDIT_TABLE_EXISTS,
-    triggers_present=AUDIT_TRIGGERS_PRESENT, migration="0002", error_id="console.E100",
-    inspect_error_id="console.E101")

@@ -47,7 +47,7 @@ WHERE {OPEN_STEP}
 
 
 # --- the paused list -----------------------------------------------------------------------
-# One page and the facet counts. The WHERE clause is assembled by console.selectors from the
+# One page and the facet counts. The WHERE clause is assembled by console.workflows.selectors from the
 # fixed fragments below (never from values); every value is a %(name)s parameter.
 
 PAUSED_PAGE = """
@@ -79,7 +79,7 @@ LIMIT %(limit)s
 """
 
 # Counts per reason and origin, with how many paused after each age-bucket bound
-# (console.selectors.AGE_BUCKETS); the caller takes the buckets as differences, so each row is
+# (console.readers.paused.AGE_BUCKETS); the caller takes the buckets as differences, so each row is
 # compared once per bound: this runs over every paused workflow on every refresh. The bounds are
 # timestamps computed by the caller, so rows are compared with constants.
 PAUSED_FACETS = """
@@ -108,7 +108,7 @@ WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
 
 # --- the workflow page ----------------------------------------------------------------------
 # Parameter: %(workflow_id)s. The workflow row and its newest 50 journaled decisions (newest
-# first), each as JSON (console.selectors.workflow_detail turns them back into model rows): no
+# first), each as JSON (console.workflows.selectors.workflow_detail turns them back into model rows): no
 # row when the workflow does not exist.
 WORKFLOW_AND_JOURNAL = """
 SELECT to_jsonb(w) AS workflow,
@@ -127,7 +127,7 @@ WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow
 # TDY-<workflow>-<step> of those steps (finished_at order), its callback events (received_at
 # order), its newest 100 callback receipts, its locks (space order) with the tray each space
 # holds, and the unfinished steps those spaces block. Each is a JSON array of rows that
-# console.selectors.WorkflowDetail turns back into model rows. The tables are named quoted, as
+# console.workflows.selectors.WorkflowDetail turns back into model rows. The tables are named quoted, as
 # the ORM names them.
 WORKFLOW_HISTORY = f"""
 WITH steps AS (
@@ -170,7 +170,7 @@ SELECT
 # --- recovery health ------------------------------------------------------------------------
 # Every live page asks: the newest successful cycle (index (outcome, -finished_at)) and the
 # newest cycle of any outcome (recovery_cycle_started_idx), one row each, in one statement
-# (console.selectors.recovery_health reads them as RecoveryCycle rows, `kind` telling which).
+# (console.readers.recovery.recovery_health reads them as RecoveryCycle rows, `kind` telling which).
 RECOVERY_HEALTH_CYCLES = """
 (SELECT c.*, 'success' AS kind
  FROM recovery_recoverycycle AS c
@@ -623,7 +623,7 @@ TRY_BATCH_RUN_LOCK = "SELECT pg_try_advisory_lock(%(namespace)s, %(key)s)"
 RELEASE_BATCH_RUN_LOCK = "SELECT pg_advisory_unlock(%(namespace)s, %(key)s)"
 
 # Is recovery fresh, for /health/ready (console/health.py) and the console's banner
-# (console.selectors.recovery_health): the newest successful cycle's age and, when recovery is
+# (console.readers.recovery.recovery_health): the newest successful cycle's age and, when recovery is
 # sharded, the shards with no successful cycle within %(stale_after_seconds)s and the backlog the
 # newest success of each shard left (unsharded: the newest success's own backlog). Shards are few,
 # and each probe walks the (outcome, finished_at) index back only to its newest success.

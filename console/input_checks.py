@@ -25,6 +25,7 @@ import unicodedata
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_noop
 
 BIGINT_MAX = 2**63 - 1
@@ -294,3 +295,23 @@ class SafeInputForm(forms.Form):
     @property
     def refused(self) -> bool:
         return any(e.code == HOSTILE for errors in self.errors.as_data().values() for e in errors)
+
+
+# --- form helpers shared by the console's forms -------------------------------------------
+
+
+def no_control_characters(value: str, *, allow_newlines: bool = False) -> None:
+    allowed = {"\n", "\r", "\t"} if allow_newlines else set()
+    if any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in value):
+        raise ValidationError(gettext("Control characters are not allowed."), code="control_characters")
+
+
+def errors_text(form: forms.Form) -> str:
+    """`field: message` for every error, for a 400 answer that names the field."""
+    return "; ".join(f"{name}: {message}" for name, message in field_errors(form))
+
+
+def field_errors(form: forms.Form) -> list[tuple[str, str]]:
+    """(field, message) for every field in error: a page shows the field's name as it is (a
+    parameter of the address, in any language) and the message in the reader's language."""
+    return [(name, " ".join(errors)) for name, errors in form.errors.items()]

@@ -121,7 +121,7 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 AUTHENTICATION_BACKENDS = [
-    "console.security.SignInThrottleBackend",
+    "console.security.throttling.SignInThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
@@ -222,7 +222,7 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # --- application ----------------------------------------------------------------------------
 INSTALLED_APPS = [
-    "console.admin_apps.ConsoleAdminConfig",  # django.contrib.admin, superusers only
+    "console.apps.ConsoleAdminConfig",  # django.contrib.admin, superusers only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

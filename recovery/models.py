@@ -4,6 +4,8 @@ The WMS models declare every contract column of the WMS tables (docs/architectur
 console can read them with the ORM; all recovery mutations go through raw SQL in `recovery.transaction`.
 """
 
+import re
+
 from django.db import models
 
 # --- WMS tables (docs/architecture.md §3): managed = False, created by `manage.py wms_schema` -------------
@@ -156,6 +158,10 @@ class BasCargoSpace(models.Model):
 def tidy_job_id(workflow_id: int, step_id: int) -> str:
     """The deterministic move-job id of a tidy step: TDY-<workflowId>-<stepId>."""
     return f"TDY-{workflow_id}-{step_id}"
+
+
+# A tidy job id as people type it (any case), its workflow and step ids as groups.
+TIDY_JOB_ID = re.compile(r"TDY-(\d{1,18})-(\d{1,18})", re.IGNORECASE)
 
 
 # --- Recovery journal (console-owned, managed by migrations) ---------------------------------

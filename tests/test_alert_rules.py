@@ -35,7 +35,7 @@ def test_promtool_lints_the_exposition():
         pytest.fail("promtool is missing: `apt-get install -y prometheus` (scripts/test installs it)")
     from prometheus_client import CollectorRegistry, generate_latest
 
-    from console.metrics import ConsoleCollector
+    from console.operations.metrics import ConsoleCollector
 
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ConsoleCollector())

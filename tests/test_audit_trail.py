@@ -168,7 +168,7 @@ def test_the_repair_page_renders_for_each_role(repair_db, operator, supervisor, 
 
 
 def test_the_system_check_reports_a_disabled_audit_trigger(repair_db):
-    from console.checks import check_audit_is_append_only
+    from console.repair.checks import check_audit_is_append_only
 
     assert check_audit_is_append_only(databases=["default"]) == []
     with transaction.atomic():

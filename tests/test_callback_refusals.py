@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from console.selectors import callback_refusals
+from console.readers.recovery import callback_refusals
 from recovery.models import CallbackReceipt
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.wcs_helpers import create, post

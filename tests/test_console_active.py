@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from console.floor import ActiveFilters, active_counts, active_workflows_page, stalled_workflows
-from console.selectors import Cursor
+from console.floor.selectors import ActiveFilters, active_workflows_page
+from console.readers import Cursor
+from console.readers.stalled import active_counts, stalled_workflows
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 LIST = reverse("active-workflows")

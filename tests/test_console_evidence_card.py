@@ -4,7 +4,7 @@ disagree are highlighted, and the decisive ones carry the rule that produced the
 import pytest
 from django.db import connection
 
-from console.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
+from console.workflows.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
 from recovery.cycle import run_cycle
 from recovery.decisions import Action, Reason, Rule
 from recovery.evidence import evidence_for_workflow, evidence_from_json

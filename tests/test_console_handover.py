@@ -12,9 +12,10 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from console import floor
-from console.floor_views import csv_cell
+from console.csv_safe import safe_cell
+from console.floor import selectors as floor
 from console.models import CancelProposal, RepairAudit, WorkflowNote
+from console.readers.shifts import shift_after, shift_at, shift_before, shift_starting
 from recovery.models import RecoveryDecision
 from tests.console_personas import personas  # noqa: F401  (fixture)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
@@ -37,14 +38,14 @@ def berlin(settings):
     ((2026, 3, 2, 23, 30), (2026, 3, 2, 22, 0), (2026, 3, 3, 6, 0)),
 ])
 def test_a_moment_falls_in_the_shift_that_started_last(berlin, local, start, end):
-    shift = floor.shift_at(datetime(*local, tzinfo=BERLIN))
+    shift = shift_at(datetime(*local, tzinfo=BERLIN))
     assert (shift.start, shift.end) == (datetime(*start, tzinfo=BERLIN), datetime(*end, tzinfo=BERLIN))
-    assert floor.shift_after(floor.shift_before(shift)) == shift
+    assert shift_after(shift_before(shift)) == shift
 
 
 def test_shifts_follow_the_configured_starts(berlin):
     berlin.SHIFT_STARTS = [(7, 30), (19, 30)]
-    shift = floor.shift_at(datetime(2026, 3, 2, 3, 0, tzinfo=BERLIN))
+    shift = shift_at(datetime(2026, 3, 2, 3, 0, tzinfo=BERLIN))
     assert (shift.param, shift.end.hour, shift.end.minute) == ("2026-03-01@19:30", 7, 30)
 
 
@@ -62,7 +63,7 @@ def at(moment: datetime, kind: str, workflow_id: int, text: str = "") -> None:
 
 @pytest.fixture
 def shift_history(wms, audit_truncate_allowed, personas, berlin):  # noqa: F811
-    shift = floor.shift_starting(datetime(2026, 3, 2).date(), datetime(2026, 1, 1, 6, 0).time())
+    shift = shift_starting(datetime(2026, 3, 2).date(), datetime(2026, 1, 1, 6, 0).time())
     second = timedelta(seconds=1)
     for n, moment in enumerate((shift.start - second, shift.start, shift.end - second, shift.end), start=1):
         at(moment, "pause", 100 + n)
@@ -74,9 +75,9 @@ def test_it_holds_what_happened_from_the_first_to_the_last_second_of_the_shift(s
     report = floor.handover(shift=shift_history)
     assert [d.workflow_id for d in report.paused] == [102, 103]
     assert [n.text for n in report.notes] == ["note 2", "note 3"]
-    before = floor.handover(shift=floor.shift_before(shift_history))
+    before = floor.handover(shift=shift_before(shift_history))
     assert [d.workflow_id for d in before.paused] == [101] and [n.text for n in before.notes] == ["note 1"]
-    after = floor.handover(shift=floor.shift_after(shift_history))
+    after = floor.handover(shift=shift_after(shift_history))
     assert [n.text for n in after.notes] == ["note 4"]
     assert report.notifications == [] and report.acknowledgements == []
 
@@ -114,7 +115,7 @@ def floor_now(wms, audit_truncate_allowed, personas):  # noqa: F811
 
 
 def test_the_current_shift_lists_repairs_open_pauses_stalled_proposals_and_notes(floor_now, client, personas):  # noqa: F811,E501
-    report = floor.handover(shift=floor.shift_at(timezone.now()))
+    report = floor.handover(shift=shift_at(timezone.now()))
     assert [(a.action, a.username) for a in report.repairs] == [("REISSUE", "operator")]  # not the preview
     assert [o.workflow_id for o in report.still_open] == [floor_now["paused"].workflow_id]
     assert [s.workflow_id for s in report.stalled] == [floor_now["stalled"].workflow_id]
@@ -145,10 +146,10 @@ def test_csv_escapes_cells_that_a_spreadsheet_would_run(floor_now, client, perso
 
 @pytest.mark.parametrize("value,expected", [
     ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
-    ("\rx", "'\rx"), ("plain", "plain"), ("a=b", "a=b"), (None, ""), (42, "42"),
+    ("\rx", "'\rx"), ("plain", "plain"), ("a=b", "a=b"), (None, None), (42, 42),
 ])
 def test_csv_cell(value, expected):
-    assert csv_cell(value) == expected
+    assert safe_cell(value) == expected
 
 
 @pytest.mark.parametrize("params,field", [
@@ -185,7 +186,7 @@ def test_the_shift_lists_notifications_raised_and_acknowledged_in_it(floor_now, 
     Notification.objects.create(event="recovery_stale", dedup_key="recovery_stale", subject="old shift's",
                                 url_path="/recovery/", opened_at=earlier, last_seen_at=earlier)
 
-    report = floor.handover(shift=floor.shift_at(now))
+    report = floor.handover(shift=shift_at(now))
     assert [n.subject for n in report.notifications] == ["Workflow 7 stalled"]
     assert [(a.username, a.notification_id) for a in report.acknowledgements] == [("operator", raised.pk)]
     client.force_login(personas["supervisor"])

@@ -7,7 +7,9 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from console.selectors import dashboard_counts, flow_health, recovery_health
+from console.readers.flow import flow_health
+from console.readers.recovery import recovery_health
+from console.workflows.selectors import dashboard_counts
 from recovery.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)

@@ -115,7 +115,7 @@ def test_the_database_refuses_an_empty_or_overlong_note(workflow, personas):  # 
 
 
 def test_the_system_check_reports_a_disabled_note_trigger(workflow):
-    from console.floor_checks import check_notes_are_append_only
+    from console.notes.checks import check_notes_are_append_only
 
     assert check_notes_are_append_only(databases=["default"]) == []
     with transaction.atomic():

@@ -5,7 +5,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from console.selectors import Cursor, PausedFilters, paused_workflows_page
+from console.readers import Cursor
+from console.readers.paused import PausedFilters, paused_workflows_page
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 LIST = reverse("paused-workflows")

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from console.selectors import PausedFilters, paused_workflows_page
+from console.readers.paused import PausedFilters, paused_workflows_page
 from recovery.cycle import run_cycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 

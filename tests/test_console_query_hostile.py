@@ -5,7 +5,7 @@ ordinary mistakes keep the friendly fallback (message, first page, 200)."""
 import pytest
 
 from console.input_checks import BIGINT_MAX
-from console.selectors import Cursor
+from console.readers import Cursor
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 HOSTILE_POSITIONS = ["²-1", "1-²", "١٢٣-4", "99999999999999999999-1", "1-99999999999999999999",

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from console.env import env_regex
-from console.rack_map import Place, natural_key, parse_code
+from console.rack_map.drawing import Place, natural_key, parse_code
 from recovery.scenarios import Move, WarehouseBuilder
 from tests.console_personas import *  # noqa: F403  (fixtures: personas, supervisor_client)
 
@@ -259,7 +259,7 @@ def test_20000_spaces_render_in_one_compact_page(supervisor_client, wms, django_
 
 
 def test_a_drawn_aisle_is_reused_only_while_its_spaces_are_unchanged(supervisor_client, floor):
-    from console import rack_map as rm
+    from console.rack_map import drawing as rm
 
     rm._drawn.clear()
     first = supervisor_client.get("/map/?aisle=A01").content.decode()

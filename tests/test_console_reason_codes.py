@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from console.reason_codes import CATALOG, REASON_ORDER, Correction, allowed_corrections, reason_code
+from console.runbook import CATALOG, REASON_ORDER, Correction, allowed_corrections, reason_code
 from recovery.decisions import Action, Reason, Rule
 from recovery.scenarios import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
@@ -15,7 +15,7 @@ def test_it_has_one_entry_per_pause_reason():
 
 @pytest.mark.parametrize("kind", [k for k, (a, _) in EXPECTED.items() if a == "PAUSE"])
 def test_it_lists_the_rule_that_produces_each_reason(wms, kind):
-    from console.evidence_card import table_decision
+    from console.workflows.evidence_card import table_decision
     from recovery.evidence import evidence_for_workflow
 
     decision = table_decision(evidence_for_workflow(wms.build(kind).workflow_id))

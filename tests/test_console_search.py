@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from console.floor import search_workflows
+from console.floor.selectors import search_workflows
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 SEARCH = reverse("search")

@@ -6,7 +6,7 @@ import re
 from django.db import connection
 from django.urls import reverse
 
-from console.selectors import workflow_detail
+from console.workflows.selectors import workflow_detail
 from recovery.cycle import run_cycle
 from recovery.models import CallbackReceipt
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
@@ -129,7 +129,7 @@ def test_the_history_statement_reads_what_the_orm_reads(wms):
 
     from django.utils import timezone
 
-    from console.selectors import _lock_rows, _lock_values
+    from console.workflows.selectors import _lock_rows, _lock_values
     from recovery.models import MydoJob, MydoJobFinish, TidyCallbackEvent, TidySpaceLock, TidyStep
 
     built = wms.workflow(moves=[wms.move(), wms.move(), wms.move()],

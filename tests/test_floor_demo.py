@@ -8,9 +8,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from console import floor
-from console.demo import DEMO_NOTE, ensure_demo_note, ensure_demo_users
+from console.floor import selectors as floor
+from console.management.demo import DEMO_NOTE, ensure_demo_note, ensure_demo_users
 from console.models import WorkflowNote
+from console.readers.shifts import shift_at
+from console.readers.stalled import stalled_workflows
 from console.simulator.wcs import WcsSimulator
 from recovery.management.commands.wms_demo import STALLED_DEMO_MINUTES
 from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
@@ -21,13 +23,13 @@ def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_trunca
                                                                 settings):
     settings.EMBEDDED_DATABASE = True  # the demo's accounts exist on the embedded database only
     call_command("wms_demo")
-    (stalled,) = floor.stalled_workflows()
+    (stalled,) = stalled_workflows()
     assert timezone.now() - stalled.job_updated_at >= timedelta(minutes=STALLED_DEMO_MINUTES)
     ensure_demo_users()
     note = ensure_demo_note()
     assert (note.workflow_id, note.username, note.text) == (stalled.workflow_id, "shiftlead", DEMO_NOTE)
     assert ensure_demo_note() is None and WorkflowNote.objects.count() == 1  # a restart adds nothing
-    report = floor.handover(shift=floor.shift_at(timezone.now()))
+    report = floor.handover(shift=shift_at(timezone.now()))
     assert [n.text for n in report.notes] == [DEMO_NOTE]
     assert [s.workflow_id for s in report.stalled] == [stalled.workflow_id]
 

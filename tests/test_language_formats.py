@@ -10,7 +10,7 @@ from django.template import Context, Template
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from console.selectors import PausedRow
+from console.readers.paused import PausedRow
 from console.templatetags.console_tags import (
     age,
     duration,

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.html import escape
 
-from console.reason_codes import CATALOG, RULE_TEXTS
+from console.runbook import CATALOG, RULE_TEXTS
 from recovery.cycle import run_cycle
 from recovery.decisions import RULE_EXPLANATIONS, Rule
 from recovery.models import CallbackReceipt

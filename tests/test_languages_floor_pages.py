@@ -14,8 +14,8 @@ from django.utils import timezone, translation
 
 from console.input_checks import InputRefused, ascii_int, safe_text
 from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
-from console.reason_codes import CATALOG
 from console.roles import OPERATOR, SHIFT_LEAD
+from console.runbook import CATALOG
 from recovery.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import make_user, personas, supervisor_client  # noqa: F401  (fixtures)
@@ -38,7 +38,7 @@ ROLE_NAMES = {"supervisor", "operator", "shift lead"}
 
 def left_on(html: str, allow=()) -> list[str]:
     """english_left, without the header's role names and the reason links' titles (the runbook's
-    titles, console/reason_codes.py): those are translated with the pages that own them."""
+    titles, console/runbook.py): those are translated with the pages that own them."""
     titles = {str(entry.title) for entry in CATALOG.values()}
     return [part for part in english_left(html, allow=ALLOW | set(allow)) if part not in titles | ROLE_NAMES]
 

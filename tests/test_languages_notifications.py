@@ -12,6 +12,7 @@ from django.utils import timezone, translation
 from console.models import Notification, NotificationThreshold
 from console.notifications.delivery import WEBHOOK_FIELDS, deliver_pending
 from console.notifications.evaluate import evaluate_notifications
+from console.notifications.messages import with_texts
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
 from tests.notification_support import *  # noqa: F403  (fixtures)
@@ -290,9 +291,10 @@ def test_a_notification_kept_without_its_values_shows_its_stored_text(notify_db)
                                     body="kept", url_path="/", opened_at=now, last_seen_at=now,
                                     details={"message_context": {"workflow_id": 7}})  # "reason" is missing
     with translation.override("zh-hans"):
-        assert (n.display_subject, n.display_explanation) == ("Workflow 7 paused: X", "kept")
+        (shown,) = with_texts([n])
+        assert (shown.display_subject, shown.display_explanation) == ("Workflow 7 paused: X", "kept")
         n.details = {"message_context": {"workflow_id": 7, "reason": "X"}}
-        assert n.display_subject == "工作流 7 已暂停：X"
+        assert with_texts([n])[0].display_subject == "工作流 7 已暂停：X"
 
 
 # --- the setting ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@ rest recorded as the cycle's backlog; health says "draining", not "stale", meanw
 
 from django.urls import reverse
 
-from console.selectors import recovery_health
+from console.readers.recovery import recovery_health
 from recovery.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision
 from recovery.scenarios import BulkSeeder

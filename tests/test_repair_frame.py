@@ -11,8 +11,8 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from console.models import CancelProposal, RepairAudit
+from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair.selectors import batch_candidates
-from console.selectors import PausedFilters, paused_workflows_page
 from recovery.scenarios import Move
 from recovery.transaction import lock_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import override_settings
 
-from console.demo import DemoUsersRefused, ensure_demo_users
+from console.management.demo import DemoUsersRefused, ensure_demo_users
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION_SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
@@ -143,7 +143,7 @@ def test_demo_users_are_never_created_on_a_configured_database():
 def test_demo_passwords_pass_the_password_validators():
     from django.contrib.auth.password_validation import validate_password
 
-    from console.demo import DEMO_USERS
+    from console.management.demo import DEMO_USERS
 
     for _role, username, password in DEMO_USERS:
         validate_password(password, User(username=username))

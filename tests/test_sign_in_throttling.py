@@ -72,7 +72,7 @@ def test_changing_address_or_browser_does_not_escape_the_lock(client, olga):
     response = client.post(CONSOLE_LOGIN, {"username": "olga", "password": PASSWORD}, REMOTE_ADDR="10.9.9.9",
                            HTTP_USER_AGENT="fresh/1")
     assert response.status_code == 429 and not signed_in(client)
-    from console.security_views import current_lockouts
+    from console.security.views import current_lockouts
 
     (lock,) = current_lockouts()
     # The refused attempt made during the lock counts as well (and restarts the cool-off).

@@ -21,8 +21,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone, translation
 
+from console.models import NotificationDelivery, NotificationDeliveryAttempt
 from console.notifications import messages
-from console.notifications.models import NotificationDelivery, NotificationDeliveryAttempt
 from recovery.wcs import HttpFailure, http_request
 
 log = logging.getLogger(__name__)

@@ -17,16 +17,19 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from console import console_sql, floor, selectors
-from console.models import CancelProposal
-from console.notifications import messages
-from console.notifications.models import (
+from console import console_sql
+from console.models import (
+    CancelProposal,
     Event,
     Notification,
     NotificationDelivery,
     NotificationThreshold,
     Severity,
 )
+from console.notifications import messages
+from console.readers.flow import FlowHealth, flow_health
+from console.readers.recovery import recovery_health
+from console.readers.stalled import stalled_workflows
 from console.roles import SHIFT_LEAD
 from recovery.models import TidyWorkflow
 
@@ -113,7 +116,7 @@ def _paused_causes(now: datetime) -> list[Cause]:
 def _stalled_causes(now: datetime) -> list[Cause]:
     minutes = settings.STALLED_AFTER_MINUTES
     causes = []
-    for s in floor.stalled_workflows(now=now):
+    for s in stalled_workflows(now=now):
         ctx = {"workflow_id": s.workflow_id, "job_id": s.job_id, "job_status": s.job_status, "minutes": minutes,
                "step_no": s.step_no, "tray_code": s.tray_code, "source": s.cargo_space_id,
                "target": s.target_cargo_space_id}
@@ -125,7 +128,7 @@ def _stalled_causes(now: datetime) -> list[Cause]:
 
 
 def _recovery_causes(now: datetime) -> list[Cause]:
-    health = selectors.recovery_health()
+    health = recovery_health()
     last = health.last_success.finished_at if health.last_success else None
     if last is not None and now - last <= health.stale_after:
         return []
@@ -148,7 +151,7 @@ def _proposal_causes(now: datetime) -> list[Cause]:
     return causes
 
 
-def backlog_not_draining(flow: selectors.FlowHealth) -> bool:
+def backlog_not_draining(flow: FlowHealth) -> bool:
     """The backlog is not draining when tidy jobs have been waiting for the whole window and no
     more of them finished than arrived in it: the backlog now is at least what it was then."""
     return (flow.backlog > 0 and flow.oldest_age is not None and flow.oldest_age >= flow.window
@@ -157,7 +160,7 @@ def backlog_not_draining(flow: selectors.FlowHealth) -> bool:
 
 def _backlog_causes(now: datetime) -> list[Cause]:
     minutes = settings.NOTIFY_BACKLOG_WINDOW_MINUTES
-    flow = selectors.flow_health(window=timedelta(minutes=minutes))
+    flow = flow_health(window=timedelta(minutes=minutes))
     if not backlog_not_draining(flow):
         return []
     ctx = {"backlog": flow.backlog, "arrivals": flow.arrivals, "completions": flow.completions,

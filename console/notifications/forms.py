@@ -3,7 +3,7 @@
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
-from console.notifications.models import Event, Notification
+from console.models import Event, Notification
 
 MAX_THRESHOLD_MINUTES = 7 * 24 * 60
 

@@ -69,6 +69,15 @@ def notification_explanation(notification) -> str:
     return _rendered(EXPLANATIONS, notification, notification.body)
 
 
+def with_texts(notifications):
+    """Each notification with `display_subject` and `display_explanation` in the active language
+    (the stored `subject` and `body` are the English record); returns the same list."""
+    for n in notifications:
+        n.display_subject = notification_subject(n)
+        n.display_explanation = notification_explanation(n)
+    return notifications
+
+
 def escalated_subject(subject: str) -> str:
     return str(_("Escalated: %(subject)s") % {"subject": subject})[:300]
 

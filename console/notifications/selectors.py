@@ -4,9 +4,10 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
+from console.models import Event, Notification
 from console.notifications.evaluate import default_paused_threshold, paused_thresholds  # noqa: F401 (re-exported)
-from console.notifications.models import Event, Notification
-from console.reason_codes import REASON_ORDER
+from console.notifications.messages import with_texts
+from console.runbook import REASON_ORDER
 
 PAGE_LIMIT = 200
 
@@ -46,7 +47,7 @@ def notifications_page(*, state: str = "", event: str = "", limit: int = PAGE_LI
     if state:
         qs = qs.filter(state=state)
     rows = list(qs.order_by("-opened_at", "-id")[:limit + 1])
-    return NotificationsPage(rows=rows[:limit], state_counts=counts, limited=len(rows) > limit)
+    return NotificationsPage(rows=with_texts(rows[:limit]), state_counts=counts, limited=len(rows) > limit)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from console.notifications.models import Notification, NotificationAcknowledgement, NotificationThreshold
+from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
 
 log = logging.getLogger(__name__)
 

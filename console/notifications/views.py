@@ -3,21 +3,21 @@
 from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from console import roles
 from console.input_checks import BIGINT_MAX
+from console.models import Event, Notification
 from console.notifications import selectors, services
 from console.notifications.forms import NotificationFilterForm, ThresholdsForm
-from console.notifications.models import Event, Notification
-from console.views import console_page, render_page
+from console.notifications.messages import with_texts
+from console.pages import console_page, render_page
 
 
 def can_set_thresholds(user) -> bool:
@@ -38,11 +38,8 @@ def notifications(request):
     return response
 
 
-@login_required
-@require_POST
+@console_page(post=True)
 def acknowledge(request, pk: int):
-    if not roles.can_view(request.user):
-        raise PermissionDenied(_("Your account has no console role."))
     if pk > BIGINT_MAX:  # bigint: a larger id in the URL is a 404, not a database error
         raise Http404(_("No such notification."))
     error = ""
@@ -56,7 +53,8 @@ def acknowledge(request, pk: int):
         # The open/acknowledged/resolved counts follow out of band, for the page's event filter.
         event = parse_qs(urlsplit(request.htmx.current_url or "").query).get("event", [""])[0]
         page = {"state_counts": selectors.state_counts(event=event if event in Event.values else "")}
-        return render(request, "notifications/_acknowledged.html", {"n": n, "error": error, "page": page})
+        return render(request, "notifications/_acknowledged.html", {"n": with_texts([n])[0], "error": error,
+                                                                     "page": page})
     if error:
         return render(request, "notifications/refused.html", {"error": error, "n": n},
                       status=404 if n is None else 409)

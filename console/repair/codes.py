@@ -4,7 +4,7 @@ Each code is allowed for some actions and, where it only makes sense for some, o
 pause reasons (None: any). The form offers exactly `codes_for(action, pause_reason)`; the
 service refuses any other code, so a hand-made POST cannot widen the list.
 The pause reasons themselves (RECOVERY_*: meaning, what to check on the floor, which
-corrections fit) are explained by the runbook (console.reason_codes.PauseReasonRunbook).
+corrections fit) are explained by the runbook (console.runbook.PauseReasonRunbook).
 """
 
 from dataclasses import dataclass

@@ -16,9 +16,9 @@ from django.utils.translation import gettext_lazy as _
 
 from console.input_checks import BIGINT_MAX, SafeInputForm
 from console.models import RepairAction
+from console.readers.paused import AGE_BUCKETS
 from console.repair import codes
 from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
-from console.selectors import AGE_BUCKETS
 
 
 def _format(template, **values) -> str:
@@ -28,7 +28,7 @@ def _format(template, **values) -> str:
 # A translated template with its values, translated when shown (form fields are built at import).
 _lazy_format = lazy(_format, str)
 
-# The paused list's age buckets (console.selectors.AGE_BUCKETS), as the batch selection names them.
+# The paused list's age buckets (console.readers.paused.AGE_BUCKETS), as the batch selection names them.
 AGE_TEXTS = {"lt1h": _("under 1 hour"), "1h-8h": _("1 to 8 hours"), "8h-24h": _("8 to 24 hours"),
              "gt24h": _("over 24 hours")}
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from console import roles
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
+from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair import codes
 from console.repair import texts as t
 from console.repair.rules import OFFERED, PAUSED, permitted, precondition_failures
-from console.selectors import PausedFilters, paused_workflows_page
 from recovery.decisions import Action, decide_as_if_active
 from recovery.evidence import evidence_for_workflows
 from recovery.models import TidyWorkflow

@@ -8,24 +8,21 @@ Hostile input (console.input_checks) is refused with 400 naming the field before
 runs: nothing, not even the audit's refusal row, is written for it.
 """
 
-import csv
-from functools import wraps
-
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from console import repair, roles
-from console.csv_safe import safe_row
+from console.csv_safe import streaming_csv
 from console.input_checks import HOSTILE, InputRefused, ascii_int, is_ascii_int, safe_text
 from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
+from console.pages import console_page, refresh_seconds, wants_fragment
 from console.repair import codes, selectors, texts
 from console.repair.batch import check_batch_permission
 from console.repair.evidence_diff import evidence_rows
@@ -39,30 +36,9 @@ from console.repair.forms import (
     new_key,
 )
 from console.repair.texts import shown
-from console.views import refresh_seconds, wants_fragment
 
 ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
 BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
-
-
-def _role_required(view):
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not roles.can_view(request.user):
-            raise PermissionDenied("Your account has no console role.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
-def viewer_required(view):
-    """Sign-in (anonymous -> sign-in page), then a console role (403)."""
-    return login_required(_role_required(view))
-
-
-def post_only(view):
-    """Sign-in first (anonymous -> sign-in page), then POST only (405), then a console role (403)."""
-    return login_required(require_POST(_role_required(view)))
 
 
 def _action(slug: str) -> str:
@@ -150,7 +126,7 @@ def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | 
 # --- the workflow's repair page --------------------------------------------------------------------
 
 
-@viewer_required
+@console_page
 @require_GET
 def workflow_repair(request, workflow_id: int):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
@@ -161,7 +137,7 @@ def workflow_repair(request, workflow_id: int):
         "panel": selectors.repair_panel(user=request.user, workflow_id=workflow_id)})
 
 
-@viewer_required
+@console_page
 @require_GET
 def action_form(request, workflow_id: int, slug: str):
     action = _action(slug)
@@ -175,7 +151,7 @@ def action_form(request, workflow_id: int, slug: str):
     return _form_page(request, workflow_id, action, form)
 
 
-@post_only
+@console_page(post=True)
 def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
     pause_reason = selectors.pause_reason(workflow_id=workflow_id)
@@ -196,13 +172,14 @@ def action_preview(request, workflow_id: int, slug: str):
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
         "action_label": codes.action_label(action), "req": req, "key": key,
+        "reason_label": codes.label(req.reason_code),
         "evidence": preview.context.evidence, "result": preview.result,
         "changes": selectors.change_rows(preview.result.changes), "preview_mode": True,
         "is_proposal": action == RepairAction.CANCEL_PROPOSE,
     })
 
 
-@post_only
+@console_page(post=True)
 def action_apply(request, workflow_id: int, slug: str):
     action = _action(slug)
     try:
@@ -237,7 +214,7 @@ def _see(audit: RepairAudit) -> HttpResponseRedirect:
 # --- four eyes -----------------------------------------------------------------------------------------
 
 
-@viewer_required
+@console_page
 @require_GET
 def proposal(request, pk: int):
     prop = get_object_or_404(CancelProposal, pk=pk)
@@ -254,6 +231,7 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
     return render(request, "repair/proposal.html", {
         "blocker": shown(repair.approval_blocker(proposal=prop)) if pending and preview is None else "",
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
+        "reason_label": codes.label(prop.reason_code),
         "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
         "can_decide": roles.can_cancel(request.user) and prop.status == CancelProposal.Status.PENDING,
@@ -292,17 +270,17 @@ def _decide_proposal(request, pk: int, action: str):
     return _see(audit)
 
 
-@post_only
+@console_page(post=True)
 def proposal_approve(request, pk: int):
     return _decide_proposal(request, pk, RepairAction.CANCEL_APPROVE)
 
 
-@post_only
+@console_page(post=True)
 def proposal_reject(request, pk: int):
     return _decide_proposal(request, pk, RepairAction.CANCEL_REJECT)
 
 
-@viewer_required
+@console_page
 @require_GET
 def proposals(request):
     return render(request, "repair/proposals.html", {
@@ -315,7 +293,7 @@ def proposals(request):
 # --- the audit trail -------------------------------------------------------------------------------------
 
 
-@viewer_required
+@console_page
 @require_GET
 def audit_list(request):
     form = AuditFilterForm(request.GET)
@@ -332,12 +310,7 @@ def audit_list(request):
                   status=400 if form.refused else 200)
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
-@viewer_required
+@console_page
 @require_GET
 def audit_csv(request):
     form = AuditFilterForm(request.GET)
@@ -346,20 +319,16 @@ def audit_csv(request):
     except InputRefused as exc:
         return _bad_input(request, exc)
     filters = form.cleaned_data if form.is_valid() else {}
-    writer = csv.writer(_Echo())
-    rows = selectors.audit_csv_rows(filters=filters)
-    response = StreamingHttpResponse((writer.writerow(safe_row(r)) for r in rows),
-                                     content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="repair-audit.csv"'
-    return response
+    return streaming_csv(selectors.audit_csv_rows(filters=filters), filename="repair-audit.csv")
 
 
-@viewer_required
+@console_page
 @require_GET
 def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
     rows = evidence_rows(entry.evidence_before, entry.evidence_after)
     return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
+                                                       "reason_label": codes.label(entry.reason_code),
                                                        "message": shown(entry.message),
                                                        "decision_after": shown(entry.decision_after),
                                                        "changes": selectors.change_rows(entry.changes),
@@ -370,7 +339,7 @@ def audit_entry(request, pk: int):
 # --- batch re-check ------------------------------------------------------------------------------------------
 
 
-@viewer_required
+@console_page
 @require_GET
 def batch_select(request):
     if not roles.can_repair(request.user):
@@ -395,7 +364,7 @@ def _selected(request) -> tuple[list, dict]:
     return rows, selection
 
 
-@post_only
+@console_page(post=True)
 def batch_preview(request):
     try:
         _refuse_hostile(BatchSelectForm(request.POST))
@@ -412,7 +381,7 @@ def batch_preview(request):
                                                          "limit": repair.BATCH_LIMIT})
 
 
-@post_only
+@console_page(post=True)
 def batch_apply(request):
     data = request.POST
     try:
@@ -436,7 +405,7 @@ def batch_apply(request):
     return _see_other("repair-batch-result", batch.pk)
 
 
-@viewer_required
+@console_page
 @require_GET
 def batch_result(request, pk: int):
     """The batch's progress while the qcluster runs it; an htmx poll gets the progress fragment,

@@ -16,8 +16,8 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext, ngettext, pgettext, pgettext_lazy
 
-from console import roles
-from console.reason_codes import CORRECTION_LABELS, reason_code
+from console import messages, roles
+from console.runbook import reason_code
 
 register = template.Library()
 
@@ -196,11 +196,6 @@ def reason_link(code: str | None):
     return format_html('<a class="reason" href="{}" title="{}"><code>{}</code></a>', url, title, code)
 
 
-@register.filter
-def correction_label(value) -> str:
-    return CORRECTION_LABELS.get(value, str(value))
-
-
 @register.simple_tag
 def paused_url(filters, **changes) -> str:
     """The paused list's URL for `filters` with `changes` (a cursor's `after`/`before` included)."""
@@ -342,3 +337,10 @@ def evidence_tables(card):
                 f'{changed_badge if f.changed else ""}{why}\n      </td>\n    </tr>\n')
         out.append("  </tbody>\n</table>\n</div>\n")
     return mark_safe("".join(out))  # noqa: S308 - every value above is escaped
+
+
+@register.simple_tag
+def message(stored, fallback=""):
+    """A stored message (recovery.messages.Message as JSON) in the reader's language, as HTML;
+    `fallback` (the stored English) for a row written before messages were stored."""
+    return messages.shown(stored, fallback)

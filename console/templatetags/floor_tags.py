@@ -1,7 +1,4 @@
-"""Template helpers of the floor pages: `{% load floor_tags %}`.
-
-`{% workflow_notes workflow.workflow_id %}` renders the notes section of the workflow page
-(the same fragment the note view answers an htmx request with); `active_url` builds the active
+"""Template helpers of the floor pages: `{% load floor_tags %}`. `active_url` builds the active
 list's URLs like `paused_url` does for the paused list."""
 
 from urllib.parse import urlencode
@@ -12,18 +9,6 @@ from django.urls import reverse
 from console import roles
 
 register = template.Library()
-
-
-@register.simple_tag(takes_context=True)
-def workflow_notes(context, workflow_id):
-    """Rendered in the page's own context, as an include is: the context processors (user, CSRF
-    token, language) have already run for the page, and running them again cost the workflow
-    page a tenth of its time."""
-    from console.floor_views import notes_context
-
-    notes = context.template.engine.get_template("console/_notes.html")
-    with context.push(notes_context(int(workflow_id))):
-        return notes.render(context)
 
 
 @register.simple_tag

@@ -4,14 +4,7 @@ console.repair.selectors.repair_panel and rendered by repair/_panel.html."""
 from django import template
 from django.urls import reverse
 
-from console.repair import codes
-
 register = template.Library()
-
-
-@register.filter
-def reason_label(code: str) -> str:
-    return codes.label(code)
 
 
 @register.simple_tag

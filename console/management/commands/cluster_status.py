@@ -7,7 +7,7 @@ from django.utils import timezone
 from django_q.models import OrmQ, Schedule
 from django_q.status import Stat
 
-from console.selectors import recovery_health
+from console.readers.recovery import recovery_health
 
 
 class Command(BaseCommand):

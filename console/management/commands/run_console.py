@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
-from console.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
+from console.management.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
 from recovery.schema import missing_tables
 
 GUNICORN_CONF = Path(settings.BASE_DIR) / "deploy" / "gunicorn.conf.py"

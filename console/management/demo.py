@@ -8,8 +8,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import ImproperlyConfigured
 
-from console import floor, notes
 from console.models import WorkflowNote
+from console.notes.services import note_create
+from console.readers.stalled import stalled_workflows
 from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
 
 DEMO_USERS = (
@@ -49,8 +50,8 @@ def ensure_demo_note() -> WorkflowNote | None:
     Written once: notes are append-only, so a second start adds nothing."""
     if WorkflowNote.objects.exists():
         return None
-    stalled = floor.stalled_workflows()
+    stalled = stalled_workflows()
     if not stalled:
         return None
     lead = User.objects.get(username="shiftlead")
-    return notes.note_create(workflow_id=stalled[0].workflow_id, text=DEMO_NOTE, user=lead)
+    return note_create(workflow_id=stalled[0].workflow_id, text=DEMO_NOTE, user=lead)

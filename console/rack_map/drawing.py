@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
 from console import console_sql
-from console.floor import stalled_before
+from console.readers.stalled import stalled_before
 
 # Filter values, in legend order. "active" includes the stalled ones (they are active too).
 STATES = {

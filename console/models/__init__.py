@@ -1,4 +1,6 @@
-"""The console's own tables: the repair audit trail, cancel proposals (four eyes), batches.
+"""The console's own tables: the repair audit trail, cancel proposals (four eyes), batches, workflow
+notes, role changes, languages; the notification tables are in console/models/notifications.py.
+The bottom of the console's layers (docs/architecture.md §2): models import nothing of the console.
 
 RepairAudit is append-only in the database itself: migration 0002 installs a trigger that
 refuses UPDATE and DELETE of any row, and TRUNCATE of a non-empty table. Refused
@@ -9,6 +11,16 @@ a proposal also writes an audit row, so its history comes from the audit, not fr
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+from console.models.notifications import (  # noqa: F401  (the notification tables belong to this app)
+    Event,
+    Notification,
+    NotificationAcknowledgement,
+    NotificationDelivery,
+    NotificationDeliveryAttempt,
+    NotificationThreshold,
+    Severity,
+)
 
 
 class RepairAction(models.TextChoices):
@@ -171,17 +183,6 @@ class WorkflowNote(models.Model):
 
     def __str__(self):
         return f"note {self.pk} on workflow {self.workflow_id} by {self.username}"
-
-
-# The notification tables live beside their code; importing them here registers them with the
-# console app (migration console 0003).
-from console.notifications.models import (  # noqa: E402, F401
-    Notification,
-    NotificationAcknowledgement,
-    NotificationDelivery,
-    NotificationDeliveryAttempt,
-    NotificationThreshold,
-)
 
 
 class RoleChangeAudit(models.Model):

@@ -10,7 +10,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from console import roles
 from console.models import RoleChangeAudit
-from console.views import console_page, render_page
+from console.pages import console_page, render_page
 
 # The console's roles (group names) and where a role change came from, as a page shows them;
 # a group the console does not know keeps its name.

@@ -21,7 +21,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
 from console import console_sql
-from console.selectors import stale_after
+from console.readers.recovery import stale_after
 
 READY_BUDGET_SECONDS = 1.5
 CONNECT_TIMEOUT_SECONDS = 2  # libpq's smallest useful value; the budget above bounds the answer

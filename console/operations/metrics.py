@@ -17,9 +17,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from console import console_sql, floor
+from console import console_sql
 from console.notifications.selectors import open_notification_counts
-from console.selectors import recovery_health
+from console.readers.recovery import recovery_health
+from console.readers.stalled import stalled_before
 from recovery.decisions import Action, Reason
 from recovery.models import CallbackReceipt
 
@@ -61,7 +62,7 @@ def metrics_snapshot() -> MetricsSnapshot:
                 snap.paused_by_reason[key] = snap.paused_by_reason.get(key, 0) + count
                 oldest_paused.append(oldest_age)
         snap.paused_oldest_age = max(oldest_paused, default=0.0)
-        cursor.execute(console_sql.ACTIVE_COUNTS, {"stalled_before": floor.stalled_before()})
+        cursor.execute(console_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before()})
         snap.stalled = cursor.fetchone()[1]
         cursor.execute(console_sql.RETAINED_LOCKS)
         snap.retained_locks = cursor.fetchone()[0]

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from django.utils.translation import gettext as _
 
-from console.reason_codes import rule_explanation
+from console.runbook import rule_explanation
 from recovery.decisions import Decision, Rule, decide_as_if_active
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
 

@@ -17,7 +17,7 @@ def notes_for_workflow(*, workflow_id: int, limit: int = 200) -> list[WorkflowNo
 
 
 def note_create(*, workflow_id: int, text: str, user) -> WorkflowNote:
-    """Append a note; the caller has validated `text` (console.floor_forms.NoteForm)."""
+    """Append a note; the caller has validated `text` (console.floor.forms.NoteForm)."""
     if not roles.can_view(user):
         raise NoteNotAllowed(user.get_username())
     return WorkflowNote.objects.create(workflow_id=workflow_id, text=text, user=user,

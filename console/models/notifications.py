@@ -1,4 +1,4 @@
-"""The notification tables. Imported by console/models.py, so they belong to the console app.
+"""The notification tables (console/models/__init__.py imports them, so they belong to the console app).
 
 Notification: one row per incident; at most one unresolved row per dedup_key (a partial unique
 index). NotificationAcknowledgement: who acknowledged which notification and when, append-only
@@ -12,8 +12,6 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
-
-from console.notifications import messages
 
 
 class Event(models.TextChoices):
@@ -71,16 +69,6 @@ class Notification(models.Model):
 
     def __str__(self):
         return f"{self.event} {self.dedup_key} ({self.state})"
-
-    @property
-    def display_subject(self) -> str:
-        """The subject in the active language (the stored `subject` is the English record)."""
-        return messages.notification_subject(self)
-
-    @property
-    def display_explanation(self) -> str:
-        """The explanation (body) in the active language."""
-        return messages.notification_explanation(self)
 
 
 class NotificationAcknowledgement(models.Model):

@@ -9,18 +9,10 @@ from django import forms
 from django.utils.translation import gettext_lazy
 
 from console.input_checks import SafeInputForm, keyset_position_problem
-from console.selectors import AGE_BUCKETS, SORTS, Cursor, LockCursor, PausedFilters
-
-BAD_POSITION = gettext_lazy("That list position is not valid; showing the first page.")
-
-
-def _cursor(text: str | None, cls):
-    if not text:
-        return None
-    try:
-        return cls.decode(text)
-    except ValueError:
-        raise forms.ValidationError(BAD_POSITION) from None
+from console.pages import cursor_field
+from console.readers import Cursor
+from console.readers.paused import AGE_BUCKETS, SORTS, PausedFilters
+from console.workflows.selectors import LockCursor
 
 
 class PausedListForm(SafeInputForm):
@@ -39,10 +31,10 @@ class PausedListForm(SafeInputForm):
     before = forms.CharField(required=False, max_length=64)
 
     def clean_after(self):
-        return _cursor(self.cleaned_data.get("after"), Cursor)
+        return cursor_field(self.cleaned_data.get("after"), Cursor)
 
     def clean_before(self):
-        return _cursor(self.cleaned_data.get("before"), Cursor)
+        return cursor_field(self.cleaned_data.get("before"), Cursor)
 
     def filters(self) -> PausedFilters:
         """The valid part of the input (an invalid field falls back to its default)."""
@@ -61,4 +53,4 @@ class LocksForm(SafeInputForm):
     after = forms.CharField(required=False, max_length=64)
 
     def clean_after(self):
-        return _cursor(self.cleaned_data.get("after"), LockCursor)
+        return cursor_field(self.cleaned_data.get("after"), LockCursor)

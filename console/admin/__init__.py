@@ -8,10 +8,18 @@ from django.contrib.auth.admin import UserAdmin
 from django_q.admin import ScheduleAdmin
 from django_q.models import Schedule
 
-from console.admin_base import ReadOnlyAdmin, ReadOnlyMixin
-from console.models import CancelProposal, RepairAudit, RepairBatch, RoleChangeAudit, UserLanguage
-from console.notifications import admin as notifications_admin  # noqa: F401  (registers its models)
-from console.role_audit import admin_role_change
+from console.admin.base import ReadOnlyAdmin, ReadOnlyMixin
+from console.models import (
+    CancelProposal,
+    Notification,
+    NotificationAcknowledgement,
+    NotificationDelivery,
+    RepairAudit,
+    RepairBatch,
+    RoleChangeAudit,
+    UserLanguage,
+)
+from console.security.role_audit import admin_role_change
 
 
 @admin.register(RepairAudit)
@@ -67,3 +75,25 @@ class RoleAuditedUserAdmin(UserAdmin):
 User = get_user_model()
 admin.site.unregister(User)
 admin.site.register(User, RoleAuditedUserAdmin)
+
+
+# --- notifications: read-only (the evaluator and the console own every change) ---------------
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    list_display = ("id", "opened_at", "event", "severity", "state", "dedup_key", "escalated_at", "resolved_at")
+    list_filter = ("event", "state", "severity")
+    search_fields = ("dedup_key", "subject", "=workflow_id")
+
+
+@admin.register(NotificationAcknowledgement)
+class NotificationAcknowledgementAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "username", "notification")
+
+
+@admin.register(NotificationDelivery)
+class NotificationDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("id", "notification", "channel", "kind", "severity", "state", "attempts", "next_attempt_at",
+                    "sent_at", "last_error")
+    list_filter = ("channel", "kind", "state")

@@ -6,17 +6,26 @@ step's job, at status 1, 2 or 3, has not changed for STALLED_AFTER_MINUTES. The 
 still leaves such a workflow alone; these pages only make it visible.
 """
 
-import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
+from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.utils import dateformat, timezone
-from django.utils.translation import gettext_lazy, pgettext
+from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from console import console_sql
-from console.selectors import PAGE_SIZE, Cursor, _fetch_dicts, keyset_window
+from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
+from console.notifications.messages import with_texts
+from console.readers import PAGE_SIZE, Cursor, fetch_dicts, keyset_window
+from console.readers.shifts import Shift
+from console.readers.stalled import (
+    ActiveCounts,
+    StalledRow,
+    active_counts,
+    stalled_after,
+    stalled_before,
+    stalled_workflows,
+)
+from recovery.models import TIDY_JOB_ID, RecoveryDecision, TidyWorkflow
 
 # --- labels a page shows for stored values (the values themselves stay as they are) ----------
 
@@ -45,47 +54,6 @@ def repair_outcome(outcome: str) -> tuple[str, str]:
     return (label, code) if label is not None else ("", outcome)
 
 
-# --- stalled ---------------------------------------------------------------------------------
-
-
-def stalled_after() -> timedelta:
-    return timedelta(minutes=settings.STALLED_AFTER_MINUTES)
-
-
-def stalled_before(now: datetime | None = None) -> datetime:
-    """A job whose updated_at is at or before this instant is stalled."""
-    return (now or timezone.now()) - stalled_after()
-
-
-@dataclass(frozen=True)
-class StalledRow:
-    workflow_id: int
-    origin: str
-    step_id: int
-    step_no: int
-    tray_code: str
-    cargo_space_id: str
-    target_cargo_space_id: str
-    job_id: str
-    job_status: int
-    job_updated_at: datetime
-    last_callback_at: datetime | None
-
-
-def stalled_workflows(*, now: datetime | None = None) -> list[StalledRow]:
-    rows = _fetch_dicts(console_sql.STALLED_WORKFLOWS, {"stalled_before": stalled_before(now)})
-    return [StalledRow(**r) for r in rows]
-
-
-@dataclass(frozen=True)
-class ActiveCounts:
-    active: int
-    stalled: int
-
-
-def active_counts(*, now: datetime | None = None) -> ActiveCounts:
-    (row,) = _fetch_dicts(console_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before(now)})
-    return ActiveCounts(active=row["active"], stalled=row["stalled"])
 
 
 # --- the active list (the paused list's keyset cursor over (since, workflow id)) --------------
@@ -168,7 +136,6 @@ def active_workflows_page(*, filters: ActiveFilters, page_size: int = PAGE_SIZE)
 # --- search in every status ------------------------------------------------------------------
 
 SEARCH_LIMIT = 100
-JOB_ID = re.compile(r"TDY-(\d{1,18})-(\d{1,18})", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -204,7 +171,7 @@ class SearchResult:
 
 def search_workflows(*, q: str, limit: int = SEARCH_LIMIT) -> SearchResult:
     """Workflows in any status whose id, job id, tray or space (any step, or a lock) is exactly q."""
-    job = JOB_ID.fullmatch(q)
+    job = TIDY_JOB_ID.fullmatch(q)
     params = {
         "q": q,
         "q_id": int(q) if q.isdigit() and len(q) < 19 else None,
@@ -212,72 +179,11 @@ def search_workflows(*, q: str, limit: int = SEARCH_LIMIT) -> SearchResult:
         "job_step": int(job.group(2)) if job else None,
         "limit": limit + 1,
     }
-    rows = _fetch_dicts(console_sql.SEARCH_WORKFLOWS, params)
+    rows = fetch_dicts(console_sql.SEARCH_WORKFLOWS, params)
     hits = [SearchHit(**{**r, "matched": tuple(r["matched"])}) for r in rows[:limit]]
     return SearchResult(q=q, hits=hits, truncated=len(rows) > limit)
 
 
-# --- shifts (SHIFT_STARTS, warehouse time) ---------------------------------------------------
-
-
-def warehouse_zone() -> ZoneInfo:
-    return ZoneInfo(settings.TIME_ZONE)
-
-
-def shift_starts() -> list[time]:
-    return [time(h, m) for h, m in settings.SHIFT_STARTS]
-
-
-@dataclass(frozen=True)
-class Shift:
-    start: datetime  # aware, warehouse time
-    end: datetime
-
-    @property
-    def param(self) -> str:
-        return self.start.strftime("%Y-%m-%d@%H:%M")
-
-    @property
-    def label(self) -> str:
-        # A date format per language ("Mon 02 Mar 2026, 06:00" in English), names of days and
-        # months from Django's own catalogues.
-        start = dateformat.format(self.start, pgettext("shift label, Django date format", "D d M Y, H:i"))
-        return f"{start} – {self.end:%H:%M}"
-
-    def contains(self, moment: datetime) -> bool:
-        return self.start <= moment < self.end
-
-
-def _at(day: date, clock: time) -> datetime:
-    return datetime.combine(day, clock, tzinfo=warehouse_zone())
-
-
-def _starts_around(day: date) -> list[datetime]:
-    """Every shift start from the day before `day` to the day after, in order."""
-    return [_at(day + timedelta(days=d), t) for d in (-1, 0, 1) for t in shift_starts()]
-
-
-def shift_at(moment: datetime) -> Shift:
-    """The shift that contains `moment`."""
-    local = moment.astimezone(warehouse_zone())
-    starts = _starts_around(local.date())
-    i = max(i for i, s in enumerate(starts) if s <= local)
-    return Shift(start=starts[i], end=starts[i + 1])
-
-
-def shift_starting(day: date, clock: time) -> Shift:
-    """The shift starting on `day` at `clock`; ValueError when `clock` is not a shift start."""
-    if clock not in shift_starts():
-        raise ValueError(f"{clock:%H:%M} is not a shift start")
-    return shift_at(_at(day, clock))
-
-
-def shift_before(shift: Shift) -> Shift:
-    return shift_at(shift.start - timedelta(seconds=1))
-
-
-def shift_after(shift: Shift) -> Shift:
-    return shift_at(shift.end)
 
 
 # --- the handover ----------------------------------------------------------------------------
@@ -315,9 +221,6 @@ class Handover:
 
 
 def handover(*, shift: Shift) -> Handover:
-    from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
-    from recovery.models import RecoveryDecision, TidyWorkflow
-
     window = {"gte": shift.start, "lt": shift.end}
     now = timezone.now()
     paused = list(RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
@@ -339,29 +242,8 @@ def handover(*, shift: Shift) -> Handover:
         decision.source_label = DECISION_SOURCE_LABELS.get(decision.source) or decision.source.lower()
     for audit in repairs:
         audit.outcome_label, audit.outcome_code = repair_outcome(audit.outcome)
+    with_texts(notifications)
+    with_texts([a.notification for a in acknowledgements])
     return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
                     stalled=stalled_workflows(now=now), proposals=proposals, notes=notes,
                     notifications=notifications, acknowledgements=acknowledgements)
-
-
-# --- flow health's oldest job ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OldestJob:
-    job_id: str
-    workflow_id: int | None  # None: not a TDY-<workflow>-<step> id
-    created_at: datetime
-
-
-def oldest_tidy_job() -> OldestJob | None:
-    """The oldest active tidy move job and its workflow (what `/flow/`'s oldest age is about)."""
-    from console.selectors import TIDY_MOVE
-    from recovery.models import MydoJob
-
-    job = (MydoJob.objects.filter(in_or_out=TIDY_MOVE).order_by("created_at", "job_id")
-           .values("job_id", "created_at").first())
-    if job is None:
-        return None
-    match = JOB_ID.fullmatch(job["job_id"])
-    return OldestJob(job["job_id"], int(match.group(1)) if match else None, job["created_at"])

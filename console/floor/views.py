@@ -1,19 +1,19 @@
-"""The floor pages: active and stalled workflows, search, shift handover, workflow notes.
-Thin views over console.floor (reads) and console.notes (the one write)."""
+"""The floor pages: active and stalled workflows, search, shift handover. Thin views over
+console.floor.selectors."""
 
-import csv
-
-from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
+from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from console import floor, notes, selectors
-from console.floor_forms import ActiveListForm, HandoverForm, NoteForm, SearchForm, errors_text, field_errors
-from console.views import console_page, render_page
-from recovery.models import TidyWorkflow
+from console.csv_safe import streaming_csv
+from console.floor import selectors as floor
+from console.floor.forms import ActiveListForm, HandoverForm, SearchForm
+from console.input_checks import field_errors
+from console.pages import console_page, render_page
+from console.readers.recovery import recovery_health
+from console.readers.shifts import shift_after, shift_at, shift_before
 
 
 @require_GET
@@ -24,7 +24,7 @@ def active_workflows(request):
     filters = form.filters()
     page = floor.active_workflows_page(filters=filters)
     return render_page(request, "console/active.html", "active-results", {
-        "form": form, "filters": filters, "page": page, "health": selectors.recovery_health(),
+        "form": form, "filters": filters, "page": page, "health": recovery_health(),
     })
 
 
@@ -50,31 +50,17 @@ def handover(request):
     if not form.is_valid():
         return render(request, "console/handover.html", {"form": form, "field_errors": field_errors(form),
                                                          "report": None}, status=400)
-    shift = form.cleaned_data["shift"] or floor.shift_at(timezone.now())
+    shift = form.cleaned_data["shift"] or shift_at(timezone.now())
     report = floor.handover(shift=shift)
     if form.cleaned_data.get("format") == "csv":
         return handover_csv(report)
     return render(request, "console/handover.html", {
         "form": form, "report": report, "shift": shift,
-        "previous": floor.shift_before(shift), "next": floor.shift_after(shift),
+        "previous": shift_before(shift), "next": shift_after(shift),
     })
 
 
 # --- CSV -------------------------------------------------------------------------------------
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value) -> str:
-    """A cell a spreadsheet shows as text: one starting like a formula gets a leading quote."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-class _Echo:
-    def write(self, value):
-        return value
-
 
 HANDOVER_CSV_HEADER = ("section", "time", "workflow", "who", "what", "detail")
 
@@ -107,38 +93,5 @@ def handover_rows(report: floor.Handover):
                a.notification.event, a.notification.subject)
 
 
-def handover_csv(report: floor.Handover) -> StreamingHttpResponse:
-    writer = csv.writer(_Echo())
-    lines = (writer.writerow([csv_cell(c) for c in row]) for row in handover_rows(report))
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    name = report.shift.start.strftime("handover-%Y-%m-%d-%H%M.csv")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
-
-
-# --- notes -----------------------------------------------------------------------------------
-
-
-def notes_context(workflow_id: int, form: NoteForm | None = None) -> dict:
-    return {"workflow_id": workflow_id, "notes": notes.notes_for_workflow(workflow_id=workflow_id),
-            "note_form": form or NoteForm()}
-
-
-@require_POST
-@console_page
-def note_add(request, workflow_id: int):
-    if not TidyWorkflow.objects.filter(pk=workflow_id).exists():
-        raise Http404(gettext("Workflow %(id)s does not exist.") % {"id": workflow_id})
-    form = NoteForm(request.POST)
-    if not form.is_valid():
-        context = {**notes_context(workflow_id, form), "error": errors_text(form)}
-        if request.htmx:
-            # htmx does not swap a 4xx answer: the form comes back with its errors at 200.
-            return render(request, "console/_notes.html", context)
-        return render(request, "console/note_error.html", context, status=400)
-    notes.note_create(workflow_id=workflow_id, text=form.cleaned_data["text"], user=request.user)
-    if request.htmx:
-        return render(request, "console/_notes.html", notes_context(workflow_id))
-    response = HttpResponseRedirect(reverse("workflow-detail", args=[workflow_id]) + "#notes")
-    response.status_code = 303
-    return response
+def handover_csv(report: floor.Handover):
+    return streaming_csv(handover_rows(report), filename=report.shift.start.strftime("handover-%Y-%m-%d-%H%M.csv"))

@@ -8,8 +8,8 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext, gettext_lazy
 
-from console.rack_map import STATES, RackMap, code_index, rack_map, render_aisle, render_table
-from console.views import console_page, render_page
+from console.pages import console_page, render_page
+from console.rack_map.drawing import STATES, RackMap, code_index, rack_map, render_aisle, render_table
 from recovery.gc_pause import cyclic_gc_paused
 
 VIEWS = {"map": gettext_lazy("Map"), "table": gettext_lazy("Table")}

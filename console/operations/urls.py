@@ -1,0 +1,14 @@
+"""The operations pages, the probes and the Prometheus scrape, included at the root by console/urls.py."""
+
+from django.urls import path
+
+from console.operations import health, metrics, views
+
+urlpatterns = [
+    path("recovery/", views.recovery_page, name="recovery-health"),
+    path("flow/", views.flow_page, name="flow-health"),
+    # Probes and the Prometheus scrape: no sign-in (README "Operations").
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    path("metrics", metrics.metrics, name="metrics"),
+]

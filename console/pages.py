@@ -1,0 +1,100 @@
+"""Page plumbing shared by every console feature (docs/architecture.md §11): the one access guard,
+rendering a page or its htmx fragment, and the list forms' keyset positions (the keyset reads
+themselves are console.readers').
+
+Every console view is wrapped by `console_page` (optionally with the role predicate it needs and
+POST only); views render through `render_page`, which gives the fragment `template#name` to an
+htmx request and the whole page otherwise. Features import this module; it imports nothing of
+theirs.
+"""
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render, resolve_url
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from console import roles
+
+NO_ROLE = gettext_lazy("Your account has no console role (supervisor, operator or shift lead).")
+
+
+def refresh_seconds() -> int:
+    """Live pages poll every CONSOLE_REFRESH_SECONDS (settings.py reads it, 10 s by default)."""
+    return settings.CONSOLE_REFRESH_SECONDS
+
+
+# --- the access guard -------------------------------------------------------------------------
+
+
+def console_page(view=None, *, allowed=roles.can_view, refused=NO_ROLE, post: bool = False):
+    """The one guard of every console page: sign-in required; a signed-in user for whom
+    `allowed(user)` is false gets 403 with `refused`, and nothing is read or written.
+    `post=True` also refuses every method but POST (405).
+
+    Used bare (`@console_page`: any console role) or with arguments
+    (`@console_page(allowed=roles.can_cancel, refused=..., post=True)`).
+
+    A refresh whose session has expired must not swap the sign-in form into a fragment: htmx
+    is told to load the sign-in page in the window instead (coming back to the page after)."""
+    if view is None:
+        return lambda v: console_page(v, allowed=allowed, refused=refused, post=post)
+
+    @wraps(view)
+    def checked(request, *args, **kwargs):
+        if not roles.can_view(request.user):
+            raise PermissionDenied(NO_ROLE)
+        if not allowed(request.user):
+            raise PermissionDenied(refused)
+        return view(request, *args, **kwargs)
+
+    protected = login_required(require_POST(checked) if post else checked)
+
+    @wraps(view)
+    def entry(request, *args, **kwargs):
+        if request.htmx and not request.user.is_authenticated:
+            back = request.htmx.current_url_abs_path or request.get_full_path()
+            return HttpResponseClientRedirect(f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': back})}")
+        return protected(request, *args, **kwargs)
+
+    return entry
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def wants_fragment(request) -> bool:
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def render_page(request, template: str, fragment: str | tuple[str, ...], context: dict, *, status: int = 200):
+    """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
+    history restore). With several fragments, the one named by the request's HX-Target (the id
+    of the element being replaced) is rendered, the first one by default."""
+    context = {**context, "refresh_seconds": refresh_seconds(),
+               "user_roles": sorted(roles.user_roles(request.user)) or (["admin"] if request.user.is_superuser else [])}
+    if wants_fragment(request):
+        names = (fragment,) if isinstance(fragment, str) else fragment
+        name = request.htmx.target if request.htmx.target in names else names[0]
+        return render(request, f"{template}#{name}", context, status=status)
+    return render(request, template, context, status=status)
+
+
+BAD_POSITION = gettext_lazy("That list position is not valid; showing the first page.")
+
+
+def cursor_field(text: str | None, cls):
+    """A list form's `after`/`before` value decoded by `cls.decode`; a malformed one is a
+    validation error (the form falls back to the first page)."""
+    if not text:
+        return None
+    try:
+        return cls.decode(text)
+    except ValueError:
+        raise forms.ValidationError(BAD_POSITION) from None
