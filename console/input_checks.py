@@ -28,6 +28,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_noop
 
+from recovery.errors import Refused
+
 BIGINT_MAX = 2**63 - 1
 MAX_JSON_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -61,7 +63,7 @@ class Sentence:
         return text % values if values else text
 
 
-class InputRefused(ValueError):
+class InputRefused(Refused, ValueError):
     """A request part the console refuses; `field` names it (None: the request as a whole).
     `message` is English (JSON bodies, logs); `localized` is the same in the active language."""
 

@@ -16,6 +16,7 @@ from django.db import connection, transaction
 
 from recovery import transaction as tx
 from recovery import wms_sql
+from recovery.errors import Refused
 from recovery.models import TidyWorkflow
 from recovery.wcs import WcsSnapshotError, WcsVehicleSnapshotClient
 
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 # --- refusals ------------------------------------------------------------------------------------
 
 
-class CreationRefused(Exception):
+class CreationRefused(Refused):
     """Tidy creation refused: nothing was created."""
 
 

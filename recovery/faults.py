@@ -12,10 +12,12 @@ import logging
 import os
 import time
 
+from recovery.errors import TidyError
+
 log = logging.getLogger(__name__)
 
 
-class FaultInjected(RuntimeError):
+class FaultInjected(TidyError, RuntimeError):
     """Raised at a fault point configured with `raise`."""
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from recovery import wms_sql
+from recovery.errors import TidyError
 from recovery.wms_sql import sql_file
 
 # The contract of the WMS tables (docs/architecture.md §3): table -> column -> the family of types that satisfies it.
@@ -83,7 +84,7 @@ def procedure_exists() -> bool:
         return cursor.fetchone()[0]
 
 
-class SchemaShapeError(Exception):
+class SchemaShapeError(TidyError):
     def __init__(self, differences: list[ShapeDifference]):
         self.differences = differences
         super().__init__("; ".join(str(d) for d in differences))

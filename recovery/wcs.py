@@ -35,6 +35,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
 
+from recovery.errors import Unavailable
 from recovery.models import OutboundHttpRequest
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ MAX_BODY_BYTES = 1_000_000
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class HttpFailure(Exception):
+class HttpFailure(Unavailable):
     """No HTTP answer: connection refused, timeout, bad URL... (journaled before raising)."""
 
     def __init__(self, message: str, *, timed_out: bool = False):
@@ -119,7 +120,7 @@ def http_request(method: str, url: str, *, purpose: str, timeout_ms: int, body: 
 # --- the vehicle snapshot --------------------------------------------------------------------
 
 
-class WcsSnapshotError(Exception):
+class WcsSnapshotError(Unavailable):
     """The snapshot could not be used; the message says why, for the person creating the tidy."""
 
 

@@ -26,6 +26,7 @@ from recovery.callbacks import (
     JobFinishRequest,
     JobStatusRequest,
 )
+from recovery.errors import Refused
 
 # WCS's own id of a report: visible ASCII, no space at either end (the contract's EventId).
 EVENT_ID_RE = re.compile(r"[!-~](?:[ -~]{0,198}[!-~])?")
@@ -33,7 +34,7 @@ FINISH_FIELDS = ("job_id", "stage", "event_id")
 STATUS_FIELDS = ("job_id", "status", "event_id")
 
 
-class BadCallback(Exception):
+class BadCallback(Refused):
     """A refused callback request, naming the field at fault; `status` is 400 or 413."""
 
     def __init__(self, field_name: str | None, message: str, *, payload: Any = None, status: int = 400):

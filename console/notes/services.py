@@ -5,9 +5,10 @@ The table is append-only in PostgreSQL (migration console 0003); this module onl
 
 from console import roles
 from console.models import WorkflowNote
+from recovery.errors import Refused
 
 
-class NoteNotAllowed(Exception):
+class NoteNotAllowed(Refused):
     """The user has no console role."""
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone, translation
 
 from console.models import NotificationDelivery, NotificationDeliveryAttempt
 from console.notifications import messages
+from recovery.errors import Unavailable
 from recovery.wcs import HttpFailure, http_request
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ WEBHOOK_FIELDS = ("event", "severity", "subject", "workflow_id", "reason", "age_
                   "sent_at")
 
 
-class DeliveryFailed(Exception):
+class DeliveryFailed(Unavailable):
     pass
 
 

@@ -7,11 +7,12 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
+from recovery.errors import Refused
 
 log = logging.getLogger(__name__)
 
 
-class NotificationError(Exception):
+class NotificationError(Refused):
     """A refused change; the message says why, for the person who asked."""
 
 

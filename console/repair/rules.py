@@ -14,6 +14,7 @@ from console.repair import codes
 from console.repair import texts as t
 from console.repair.texts import english
 from recovery.decisions import Action, decide_as_if_active
+from recovery.errors import Refused
 from recovery.transaction import repair as m
 
 REASON_MIN_LENGTH = 15
@@ -47,7 +48,7 @@ class Refusal:
     BUSY = "BUSY"  # the workflow row stayed locked longer than the lock timeout
 
 
-class RepairRefused(Exception):
+class RepairRefused(Refused):
     """A refused attempt; `audit` is its (committed) audit row, `evidence` the evidence then."""
 
     def __init__(self, code: str, message: str, *, field_errors: dict | None = None):

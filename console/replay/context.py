@@ -18,6 +18,7 @@ from recovery import wms_sql
 from recovery.creation import TidyMove, create_tidy_workflow
 from recovery.cycle import run_cycle
 from recovery.decisions import decide
+from recovery.errors import TidyError
 from recovery.evidence import evidence_for_active_workflows
 from recovery.models import RecoveryCycle, tidy_job_id
 from recovery.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
@@ -68,7 +69,7 @@ class Created:
         return [self.job(i) for i in range(len(self.step_ids))]
 
 
-class ScenarioFailed(Exception):
+class ScenarioFailed(TidyError):
     """A step of the scenario could not be carried out (distinct from a failed check)."""
 
 

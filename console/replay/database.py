@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
+from recovery.errors import Refused
 from recovery.wms_sql import WMS_TABLES
 
 BACKUP_SCHEMA_PREFIX = "tidy_replay_backup_"
@@ -325,7 +326,7 @@ def backup_checksums(tables: list[Table], backup_schema: str) -> Checksums:
 # --- preflight ----------------------------------------------------------------------------------
 
 
-class ReplayRefused(Exception):
+class ReplayRefused(Refused):
     """The replay will not run (or not restore) here; nothing was written."""
 
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from console.replay import database as sql
 from console.replay.journal import Timeline
+from recovery.errors import TidyError
 from recovery.models import RecoveryCycle
 
 BASE_DIR = Path(settings.BASE_DIR)
@@ -34,7 +35,7 @@ BASE_DIR = Path(settings.BASE_DIR)
 CHILD_RECOVERY_INTERVAL_SECONDS = 1
 
 
-class ReplayTimeout(Exception):
+class ReplayTimeout(TidyError):
     """Something the scenario waits for did not happen in time."""
 
 

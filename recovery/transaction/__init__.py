@@ -26,6 +26,7 @@ from django.db import DatabaseError, connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
+from recovery.errors import Refused, TidyError
 from recovery.evidence import ClassificationEvidence, StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 RECOVERY_FINISHED = "RECOVERY_FINISHED"
 
 
-class StaleWrite(Exception):
+class StaleWrite(TidyError):
     """A conditional write matched no row: the state changed after it was read."""
 
 
@@ -44,7 +45,7 @@ class StaleEvidence(StaleWrite):
     """The evidence under the lock differs from the evidence a decision was made on."""
 
 
-class WorkflowLocked(Exception):
+class WorkflowLocked(TidyError):
     """Another transaction holds the workflow row (raised only where waiting is not wanted)."""
 
 
@@ -377,7 +378,7 @@ def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_lo
 # callback path calls alg.usp_complete_move_job; recovery never does.
 
 
-class MoveRefused(Exception):
+class MoveRefused(Refused):
     """alg.usp_complete_move_job refused: unknown job or evidence not in the pre-move state."""
 
 
