@@ -9,7 +9,7 @@ from recovery.cycle import run_cycle
 from recovery.decisions import Action, Reason, Rule
 from recovery.evidence import evidence_for_workflow, evidence_from_json
 from recovery.models import RecoveryDecision
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 
 SPACES = ("stock.at_source", "stock.at_target", "source.tray", "target.tray")
 

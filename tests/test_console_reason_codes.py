@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from console.runbook import CATALOG, REASON_ORDER, Correction, allowed_corrections, reason_code
 from recovery.decisions import Action, Reason, Rule
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 

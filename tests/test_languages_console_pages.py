@@ -23,7 +23,7 @@ from console.runbook import CATALOG, RULE_TEXTS
 from recovery.cycle import run_cycle
 from recovery.decisions import RULE_EXPLANATIONS, Rule
 from recovery.models import CallbackReceipt
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.visible_text import english_left

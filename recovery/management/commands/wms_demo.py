@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from recovery import wms_sql
-from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
 from recovery.schema import missing_tables
+from recovery.warehouse import EXPECTED, WarehouseBuilder, truncate_wms_tables
 
 # How many workflows of each kind the demo warehouse holds: every row of the decision table
 # (every rule of docs/architecture.md §5) at least once, plus flowing work and history.

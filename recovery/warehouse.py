@@ -1,4 +1,4 @@
-"""Builders for WMS data in every state the decision table knows.
+"""The warehouse builder: WMS data in every state the decision table knows.
 
 The demo (`wms_demo`), the tests, the benchmark and the replay all build their warehouses
 here, so "a workflow whose job is missing" means the same rows everywhere. Everything is
