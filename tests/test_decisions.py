@@ -118,7 +118,8 @@ def test_it_pauses_a_finish_job_whose_evidence_is_not_terminal(change):
 
 def test_it_pauses_a_job_archived_twice():
     d = decide(evidence(active_job=None, finish_job=FINISHED, finish_job_count=2, **TERMINAL))
-    assert (d.action, d.reason) == (Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID)
+    assert (d.action, d.reason, d.rule) == (Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID,
+                                            Rule.FINISH_JOB_DUPLICATED)
 
 
 def test_it_pauses_a_job_both_active_and_finished():
@@ -157,6 +158,14 @@ def test_every_rule_has_one_fixed_decision_and_pauses_carry_a_reason():
     for rule, decision in _DECISIONS.items():
         assert decision.rule is rule
         assert (decision.reason is not None) == (decision.action is Action.PAUSE)
+
+
+def test_it_returns_the_shared_decision_of_the_rules_spec():
+    from recovery.decisions import SPEC_BY_RULE
+
+    for e in (evidence(), evidence(active_job=None), evidence(workflow_status="PAUSED_RECOVERY")):
+        d = decide(e)
+        assert d is SPEC_BY_RULE[d.rule].decision and decide(e) is d  # nothing allocated per call
 
 
 @pytest.mark.parametrize("field,value", [
