@@ -193,22 +193,26 @@ def rules_giving(reason: Reason) -> tuple[Rule, ...]:
     return tuple(spec.rule for spec in RULE_SPECS if spec.reason is reason)
 
 
-def _checking_rules() -> dict[tuple[ExpectedState | None, str], Rule]:
-    checked: dict[tuple[ExpectedState | None, str], Rule] = {}
-    for state in (None, *ExpectedState):
-        for spec in RULE_SPECS:  # first in precedence wins
-            for key in spec.facts.checked(state):
-                checked.setdefault((state, key), spec.rule)
-    return checked
+_STATES: tuple[ExpectedState | None, ...] = (None, *ExpectedState)
+# (rule, state) -> the facts the rule checks while the card expects that state.
+_CHECKED: dict[tuple[Rule, ExpectedState | None], frozenset[str]] = {
+    (spec.rule, state): frozenset(spec.facts.checked(state)) for spec in RULE_SPECS for state in _STATES}
+# (state, fact) -> the first rule in precedence that checks the fact in that state.
+_FIRST_CHECKING: dict[tuple[ExpectedState | None, str], Rule] = {}
+for _spec in RULE_SPECS:
+    for _state in _STATES:
+        for _fact in _CHECKED[_spec.rule, _state]:
+            _FIRST_CHECKING.setdefault((_state, _fact), _spec.rule)
 
 
-_CHECKING_RULE = _checking_rules()
-
-
-def checking_rule(fact: str, state: ExpectedState | None) -> Rule | None:
-    """The rule a disagreement in evidence fact `fact` gives while `state` is expected: the first
-    in precedence that checks it (None: no rule compares it then)."""
-    return _CHECKING_RULE.get((state, fact))
+def checking_rule(fact: str, state: ExpectedState | None, decided: Rule | None = None) -> Rule | None:
+    """The rule a disagreement in evidence fact `fact` gives while `state` is expected: the rule
+    that `decided` when it checks the fact, else the first in precedence that checks it (None: no
+    rule compares it then). Several rules may check one fact (the stock rows in the pre-move state,
+    say): the one that decided is the one a reader looks for."""
+    if decided is not None and fact in _CHECKED[decided, state]:
+        return decided
+    return _FIRST_CHECKING.get((state, fact))
 
 
 # --- the precedence --------------------------------------------------------------------------

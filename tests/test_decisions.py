@@ -177,3 +177,16 @@ def test_job_matches_and_job_mismatches_agree(field, value):
     other = dataclasses.replace(JOB, **{field: value})
     assert e.job_matches(JOB) and e.job_mismatches(JOB) == []
     assert not e.job_matches(other) and e.job_mismatches(other) == [field]
+
+
+def test_a_disagreeing_fact_names_the_deciding_rule_if_it_checks_it_else_the_first_that_does():
+    from recovery.decisions import ExpectedState, checking_rule
+
+    pre, terminal = ExpectedState.PRE_MOVE, ExpectedState.TERMINAL
+    assert checking_rule("active.present", pre) is Rule.ACTIVE_AND_FINISHED
+    assert checking_rule("active.present", None) is Rule.NO_JOB
+    assert checking_rule("active.present", pre, Rule.NO_JOB) is Rule.NO_JOB
+    assert checking_rule("source.tray", pre, Rule.ACTIVE_JOB_MISMATCH) is Rule.ACTIVE_JOB_NOT_PRE_MOVE
+    assert checking_rule("stock.at_source", terminal) is Rule.FINISH_JOB_NOT_TERMINAL
+    assert checking_rule("finish.status", pre, Rule.ACTIVE_AND_FINISHED) is Rule.FINISH_JOB_NOT_TERMINAL
+    assert checking_rule("stock.at_source", None) is None  # no job: shown, compared by no rule

@@ -3,9 +3,10 @@
 For the first incomplete step, every field the decision table looks at is listed with what
 the step expects and what the WMS holds; a field that disagrees is a mismatch and names the
 rule that checks it, read from the decision table's specs (recovery.decisions.checking_rule:
-the first rule in precedence whose facts name the field's key while the card expects its
-state). The rule that decided - the one that produced the pause reason - is the card's
-headline, and its mismatching fields are marked decisive.
+the deciding rule when its facts name the field's key, else the first rule in precedence whose
+facts name it, while the card expects its state). The rule that decided - the one that
+produced the pause reason - is the card's headline, and its mismatching fields are marked
+decisive.
 
 A paused workflow is evaluated as if it were ACTIVE: that is the table's verdict on the
 evidence (what "re-check" would find), not the "leave paused workflows alone" rule.
@@ -260,7 +261,7 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
 
     def finish(f: CardField) -> CardField:
         # A disagreement names the rule the decision table's specs say checks it (§5).
-        rule = checking_rule(f.key, state) if f.mismatch else None
+        rule = checking_rule(f.key, state, decision.rule) if f.mismatch else None
         changed = (baseline_observed is not None and f.key not in NOT_COMPARED
                    and baseline_observed.get(f.key) != f.observed)
         return replace(f, rule=rule, decisive=f.mismatch and rule is decision.rule, changed=changed)
