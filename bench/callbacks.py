@@ -200,7 +200,7 @@ def seed_history() -> None:
 def reset() -> None:
     from django.db import connection
 
-    from recovery.scenarios import truncate_wms_tables
+    from recovery.warehouse import truncate_wms_tables
 
     truncate_wms_tables()
     with connection.cursor() as cursor:

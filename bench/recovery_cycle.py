@@ -135,7 +135,7 @@ def run(n: int, runs: int) -> None:
 
     from recovery import wms_sql
     from recovery.cycle import ApplyWorkers, classify, run_cycle
-    from recovery.scenarios import BulkSeeder, truncate_wms_tables
+    from recovery.warehouse import BulkSeeder, truncate_wms_tables
 
     needing = max(3, n // 100)
     truncate_wms_tables()
@@ -205,7 +205,7 @@ def drain(n: int, share: float) -> None:
     from django.db import connection
 
     from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
-    from recovery.scenarios import BulkSeeder, truncate_wms_tables
+    from recovery.warehouse import BulkSeeder, truncate_wms_tables
 
     needing = max(3, round(n * share))
     truncate_wms_tables()
@@ -281,7 +281,7 @@ def drain_with_runners(n: int, share: float, runners: int) -> None:
 
     from console.replay.processes import database_url
     from recovery.models import RecoveryCycle, RecoveryDecision
-    from recovery.scenarios import BulkSeeder, truncate_wms_tables
+    from recovery.warehouse import BulkSeeder, truncate_wms_tables
 
     needing = max(3, round(n * share))
     truncate_wms_tables()

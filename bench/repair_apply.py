@@ -49,7 +49,7 @@ def run(extra: int) -> None:
     from recovery.cycle import run_cycle
     from recovery.management.commands.wms_demo import load_demo
     from recovery.models import TidyWorkflow
-    from recovery.scenarios import WarehouseBuilder, truncate_wms_tables
+    from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 
     with transaction.atomic():
         truncate_wms_tables()

@@ -1,5 +1,7 @@
 """The pause-reason runbook: what each pause reason means, what to check on the
-floor, and which corrections are allowed for it.
+floor, and which corrections are allowed for it: only what a person reads and does. Which rules
+give a reason, what they check and in which order the reasons are listed come from the decision
+table's specs (recovery.decisions.RULE_SPECS, docs/architecture.md §5).
 
 One module read by the catalog page, the paused list, the workflow page and the repair flow,
 so the runbook a supervisor reads and the actions an operator is offered never disagree.
@@ -12,10 +14,11 @@ from enum import StrEnum
 
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from console.models import RepairAction
-from recovery.decisions import RULE_EXPLANATIONS, Reason, Rule
+from recovery.decisions import SPEC_BY_RULE, Reason, Rule, rules_giving
 
 # The runbook's corrections are the families of the repair actions (both reconciles are one
 # correction, the three cancel steps another): derived, so the two can never disagree.
@@ -50,33 +53,10 @@ CORRECTION_ROLE: dict[Correction, Text] = {
 }
 
 
-# recovery.decisions.RULE_EXPLANATIONS in the reader's language. recovery never imports console
-# and keeps its texts English (its logs and the callbacks' answers use them); the runbook and the
-# evidence card show these. tests/test_languages_console_pages.py checks the English is the same.
-RULE_TEXTS: dict[Rule, Text] = {
-    Rule.NOT_ACTIVE: _("The workflow is not ACTIVE (already paused, completed or cancelled): recovery leaves it."),
-    Rule.ALL_STEPS_COMPLETED: _("Every step is COMPLETED and no TDY job of the workflow is active."),
-    Rule.COMPLETED_WITH_ACTIVE_JOB: _("Every step is COMPLETED, yet a TDY job of the workflow is still active."),
-    Rule.ACTIVE_AND_FINISHED: _("The step's job id is both active (mydo_job) and archived (mydo_job_finish)."),
-    Rule.ACTIVE_JOB_MISMATCH: _("The active job's type, tray, source or target differs from the step."),
-    Rule.ACTIVE_JOB_BAD_STATUS: _("The matching active job's status is not 1, 2 or 3."),
-    Rule.ACTIVE_JOB_PRE_MOVE: _("A matching active job (status 1-3) with stock, source and target in the pre-move "
-                                "state."),
-    Rule.ACTIVE_JOB_NOT_PRE_MOVE: _("A matching active job exists, but stock or spaces are not in the pre-move "
-                                    "state."),
-    Rule.FINISH_JOB_MISMATCH: _("The finished job's type, tray, source or target differs from the step."),
-    Rule.FINISH_JOB_DUPLICATED: _("The finish archive holds the step's job id more than once."),
-    Rule.FINISH_JOB_TERMINAL: _("No active job; a matching finish job (status 4) and stock and spaces are "
-                                "terminal."),
-    Rule.FINISH_JOB_NOT_TERMINAL: _("A matching finish job exists, but its status or stock and spaces are not "
-                                    "terminal."),
-    Rule.NO_JOB: _("Neither a matching active job nor a matching finish job exists."),
-}
-
-
-def rule_explanation(rule: Rule) -> Text:
-    """What a decision-table rule checks, in the reader's language."""
-    return RULE_TEXTS.get(rule) or RULE_EXPLANATIONS[rule]
+def rule_explanation(rule: Rule) -> str:
+    """What a decision-table rule checks, in the reader's language: its spec's explanation
+    (recovery/decisions.py marks it with gettext_noop, so the catalogue holds it)."""
+    return gettext(SPEC_BY_RULE[rule].explanation)
 
 
 @dataclass(frozen=True)
@@ -99,12 +79,13 @@ class AllowedCorrection:
 
 @dataclass(frozen=True)
 class PauseReasonRunbook:
-    """The runbook entry of one pause reason (recovery.decisions.Reason)."""
+    """The runbook entry of one pause reason (recovery.decisions.Reason): what a person reads and
+    does. The rules that give the reason and their explanations come from the decision table's
+    specs (recovery.decisions.RULE_SPECS)."""
 
     code: Reason
     title: Text
     meaning: Text
-    rules: tuple[Rule, ...]  # the decision-table rules that produce this reason
     floor_checks: tuple[Text, ...]
     allowed: tuple[AllowedCorrection, ...]
     not_allowed: tuple[AllowedCorrection, ...] = ()  # corrections refused, with the reason why
@@ -112,6 +93,11 @@ class PauseReasonRunbook:
     @property
     def anchor(self) -> str:
         return self.code.value
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The decision-table rules that give this reason, in precedence order."""
+        return rules_giving(self.code)
 
     @property
     def rule_explanations(self) -> list[tuple[Rule, Text]]:
@@ -140,7 +126,6 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
         meaning=_("The step's move job TDY-<workflow>-<step> is in neither mydo_job (active) nor mydo_job_finish "
                   "(archive). The WMS has no record that the move was ever sent or finished, so recovery cannot "
                   "tell whether the tray moved."),
-        rules=(Rule.NO_JOB,),
         floor_checks=(
             _("Find the tray (its code is on the step) and note the space it physically stands in."),
             _("Compare with the step's source and target spaces."),
@@ -165,7 +150,6 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
         meaning=_("A job with the step's id exists, but its type (in_or_out), tray, source or target differs "
                   "from the step, or the same job id is both active and archived. The WMS holds two "
                   "contradicting versions of the move."),
-        rules=(Rule.ACTIVE_JOB_MISMATCH, Rule.FINISH_JOB_MISMATCH, Rule.ACTIVE_AND_FINISHED),
         floor_checks=(
             _("Read the highlighted fields: which tray and which spaces does the job name, and which does the step?"),
             _("Find the step's tray and the job's tray on the floor; note where each physically is."),
@@ -192,7 +176,6 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
                   "move that has not finished would leave them (stock at source, source holds the tray, target "
                   "does not) - or the job's status is not 1, 2 or 3, or every step is complete while a tidy job "
                   "is still active. Typically the tray moved but the job was never archived."),
-        rules=(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Rule.ACTIVE_JOB_BAD_STATUS, Rule.COMPLETED_WITH_ACTIVE_JOB),
         floor_checks=(
             _("Find the tray: is it at the step's source or at its target?"),
             _("Check the job's status on the WCS screen: is the vehicle still executing it?"),
@@ -217,7 +200,6 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
                   "than once, or the stock rows and spaces are not where a finished move leaves them (stock at "
                   "target, source empty, target holds the tray). The WMS says the move finished; the inventory "
                   "records disagree."),
-        rules=(Rule.FINISH_JOB_NOT_TERMINAL, Rule.FINISH_JOB_DUPLICATED),
         floor_checks=(
             _("Find the tray: is it at the step's target (the move happened) or still at the source?"),
             _("Check the stock rows: are some of the tray's SKUs booked at a third space?"),
@@ -236,10 +218,6 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
         ),
     ),
 }
-
-REASON_ORDER: tuple[Reason, ...] = (
-    Reason.JOB_MISSING, Reason.JOB_MISMATCH, Reason.ACTIVE_EVIDENCE_INVALID, Reason.FINISH_EVIDENCE_INVALID,
-)
 
 
 def reason_code(code: str | None) -> PauseReasonRunbook | None:

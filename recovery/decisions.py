@@ -1,12 +1,18 @@
 """decide(evidence) -> Decision: the recovery decision table as a pure function.
 
-Precedence, and the cases settled so every input has one answer: docs/architecture.md §5. Every
-input gets exactly one decision; each decision names the rule that produced it so the console
-can tie a pause reason to the evidence fields behind it.
+The table is declared once, as one `RuleSpec` per row in `RULE_SPECS` (precedence order): the
+rule, its decision (action and pause reason), its explanation and the evidence facts it checks.
+Everything else reads the specs (docs/architecture.md §5, §14 "A pause reason"): the explanations,
+the list of pause reasons, the runbook's rules per reason, the evidence card's rule of each field,
+the paused list's facet, the thresholds, the metric labels, the demo and the replay.
+
+`decide()` is the precedence, written out as branches that return the spec's shared decision.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+
+from django.utils.translation import gettext_noop
 
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, ClassificationEvidence, TidyRecoveryEvidence
 
@@ -19,18 +25,21 @@ class Action(StrEnum):
 
 
 class Reason(StrEnum):
-    ACTIVE_EVIDENCE_INVALID = "RECOVERY_ACTIVE_EVIDENCE_INVALID"
-    JOB_MISMATCH = "RECOVERY_JOB_MISMATCH"
-    FINISH_EVIDENCE_INVALID = "RECOVERY_FINISH_EVIDENCE_INVALID"
+    """The pause reason codes, in the order people read them (the runbook, the paused list's
+    facet, the thresholds): that order is PAUSE_REASONS'."""
+
     JOB_MISSING = "RECOVERY_JOB_MISSING"
+    JOB_MISMATCH = "RECOVERY_JOB_MISMATCH"
+    ACTIVE_EVIDENCE_INVALID = "RECOVERY_ACTIVE_EVIDENCE_INVALID"
+    FINISH_EVIDENCE_INVALID = "RECOVERY_FINISH_EVIDENCE_INVALID"
 
 
 class Rule(StrEnum):
-    """One value per row of the decision table (docs/architecture.md §5 lists them in order)."""
+    """One value per row of the decision table, in precedence order (RULE_SPECS' order)."""
 
     NOT_ACTIVE = "workflow-not-active"
-    ALL_STEPS_COMPLETED = "all-steps-completed"
     COMPLETED_WITH_ACTIVE_JOB = "all-steps-completed-job-still-active"
+    ALL_STEPS_COMPLETED = "all-steps-completed"
     ACTIVE_AND_FINISHED = "active-and-finished-job"
     ACTIVE_JOB_MISMATCH = "active-job-mismatch"
     ACTIVE_JOB_BAD_STATUS = "active-job-status-invalid"
@@ -43,21 +52,22 @@ class Rule(StrEnum):
     NO_JOB = "no-job"
 
 
-RULE_EXPLANATIONS: dict[Rule, str] = {
-    Rule.NOT_ACTIVE: "The workflow is not ACTIVE (already paused, completed or cancelled): recovery leaves it.",
-    Rule.ALL_STEPS_COMPLETED: "Every step is COMPLETED and no TDY job of the workflow is active.",
-    Rule.COMPLETED_WITH_ACTIVE_JOB: "Every step is COMPLETED, yet a TDY job of the workflow is still active.",
-    Rule.ACTIVE_AND_FINISHED: "The step's job id is both active (mydo_job) and archived (mydo_job_finish).",
-    Rule.ACTIVE_JOB_MISMATCH: "The active job's type, tray, source or target differs from the step.",
-    Rule.ACTIVE_JOB_BAD_STATUS: "The matching active job's status is not 1, 2 or 3.",
-    Rule.ACTIVE_JOB_PRE_MOVE: "A matching active job (status 1-3) with stock, source and target in the pre-move state.",
-    Rule.ACTIVE_JOB_NOT_PRE_MOVE: "A matching active job exists, but stock or spaces are not in the pre-move state.",
-    Rule.FINISH_JOB_MISMATCH: "The finished job's type, tray, source or target differs from the step.",
-    Rule.FINISH_JOB_DUPLICATED: "The finish archive holds the step's job id more than once.",
-    Rule.FINISH_JOB_TERMINAL: "No active job; a matching finish job (status 4) and stock and spaces are terminal.",
-    Rule.FINISH_JOB_NOT_TERMINAL: "A matching finish job exists, but its status or stock and spaces are not terminal.",
-    Rule.NO_JOB: "Neither a matching active job nor a matching finish job exists.",
-}
+class ExpectedState(StrEnum):
+    """Where the first incomplete step's inventory should be, by the jobs that exist (§4)."""
+
+    PRE_MOVE = "pre-move"  # an active job: the move has not happened yet
+    TERMINAL = "terminal"  # only a finish job: the move has happened
+
+
+def expected_state(evidence: TidyRecoveryEvidence) -> ExpectedState | None:
+    """The state the table checks the inventory against (None: no step, or no job to expect one)."""
+    if evidence.step is None:
+        return None
+    if evidence.active_job is not None:
+        return ExpectedState.PRE_MOVE
+    if evidence.finish_job is not None:
+        return ExpectedState.TERMINAL
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,26 +85,137 @@ class Decision:
         return self.action is not Action.LEAVE
 
 
-# Every rule gives one fixed decision, so decide() returns shared constants and allocates
-# nothing while it classifies thousands of workflows.
-_DECISIONS: dict[Rule, Decision] = {
-    Rule.NOT_ACTIVE: Decision(Action.LEAVE, Rule.NOT_ACTIVE),
-    Rule.ALL_STEPS_COMPLETED: Decision(Action.COMPLETE, Rule.ALL_STEPS_COMPLETED),
-    Rule.COMPLETED_WITH_ACTIVE_JOB: Decision(Action.PAUSE, Rule.COMPLETED_WITH_ACTIVE_JOB,
-                                             Reason.ACTIVE_EVIDENCE_INVALID),
-    Rule.ACTIVE_AND_FINISHED: Decision(Action.PAUSE, Rule.ACTIVE_AND_FINISHED, Reason.JOB_MISMATCH),
-    Rule.ACTIVE_JOB_MISMATCH: Decision(Action.PAUSE, Rule.ACTIVE_JOB_MISMATCH, Reason.JOB_MISMATCH),
-    Rule.ACTIVE_JOB_BAD_STATUS: Decision(Action.PAUSE, Rule.ACTIVE_JOB_BAD_STATUS, Reason.ACTIVE_EVIDENCE_INVALID),
-    Rule.ACTIVE_JOB_PRE_MOVE: Decision(Action.LEAVE, Rule.ACTIVE_JOB_PRE_MOVE),
-    Rule.ACTIVE_JOB_NOT_PRE_MOVE: Decision(Action.PAUSE, Rule.ACTIVE_JOB_NOT_PRE_MOVE,
-                                           Reason.ACTIVE_EVIDENCE_INVALID),
-    Rule.FINISH_JOB_MISMATCH: Decision(Action.PAUSE, Rule.FINISH_JOB_MISMATCH, Reason.JOB_MISMATCH),
-    Rule.FINISH_JOB_DUPLICATED: Decision(Action.PAUSE, Rule.FINISH_JOB_DUPLICATED, Reason.FINISH_EVIDENCE_INVALID),
-    Rule.FINISH_JOB_TERMINAL: Decision(Action.ADVANCE, Rule.FINISH_JOB_TERMINAL),
-    Rule.FINISH_JOB_NOT_TERMINAL: Decision(Action.PAUSE, Rule.FINISH_JOB_NOT_TERMINAL,
-                                           Reason.FINISH_EVIDENCE_INVALID),
-    Rule.NO_JOB: Decision(Action.PAUSE, Rule.NO_JOB, Reason.JOB_MISSING),
-}
+# The evidence facts, named as the evidence card's fields (console/workflows/evidence_card.py).
+_MATCH = ("job_id", "in_or_out", "tray_code", "cargo_space_id", "target_cargo_space_id")  # §4 "match"
+ACTIVE_JOB_MATCH = tuple(f"active.{name}" for name in _MATCH)
+FINISH_JOB_MATCH = tuple(f"finish.{name}" for name in _MATCH)
+JOB_PRESENCE = ("active.present", "finish.present")
+INVENTORY = ("stock.rows", "stock.at_source", "stock.at_target", "source.tray", "target.tray")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The evidence facts (evidence card field keys) whose disagreement with the step gives a
+    rule: `always`, and `pre_move` / `terminal` only while the card expects that state."""
+
+    always: tuple[str, ...] = ()
+    pre_move: tuple[str, ...] = ()
+    terminal: tuple[str, ...] = ()
+
+    def checked(self, state: ExpectedState | None) -> tuple[str, ...]:
+        if state is ExpectedState.PRE_MOVE:
+            return self.always + self.pre_move
+        if state is ExpectedState.TERMINAL:
+            return self.always + self.terminal
+        return self.always
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.always + self.pre_move + self.terminal)
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One row of the decision table. `explanation` is English marked with `gettext_noop`:
+    recovery keeps it English (logs, the callbacks' answers), pages show `gettext(explanation)`.
+    A pausing rule names the facts a disagreement in which gives it; the others name none."""
+
+    rule: Rule
+    action: Action
+    reason: Reason | None
+    explanation: str
+    facts: Facts = Facts()
+    decision: Decision = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        # The one Decision of this rule: decide() returns it, so deciding allocates nothing.
+        object.__setattr__(self, "decision", Decision(self.action, self.rule, self.reason))
+
+
+# The decision table, in precedence order: first match wins (docs/architecture.md §5).
+RULE_SPECS: tuple[RuleSpec, ...] = (
+    # 1. Only ACTIVE workflows are reconciled; PAUSED_RECOVERY is left with its locks.
+    RuleSpec(Rule.NOT_ACTIVE, Action.LEAVE, None, gettext_noop(
+        "The workflow is not ACTIVE (already paused, completed or cancelled): recovery leaves it.")),
+    # 2. No incomplete step: complete, unless a deterministic tidy job is still active.
+    RuleSpec(Rule.COMPLETED_WITH_ACTIVE_JOB, Action.PAUSE, Reason.ACTIVE_EVIDENCE_INVALID, gettext_noop(
+        "Every step is COMPLETED, yet a TDY job of the workflow is still active."),
+        Facts(always=("workflow.active_jobs",))),
+    RuleSpec(Rule.ALL_STEPS_COMPLETED, Action.COMPLETE, None, gettext_noop(
+        "Every step is COMPLETED and no TDY job of the workflow is active.")),
+    # 3. The same job id both active and archived contradicts itself (an active job: the card
+    # expects the pre-move state).
+    RuleSpec(Rule.ACTIVE_AND_FINISHED, Action.PAUSE, Reason.JOB_MISMATCH, gettext_noop(
+        "The step's job id is both active (mydo_job) and archived (mydo_job_finish)."),
+        Facts(pre_move=JOB_PRESENCE)),
+    # 4. An active job: it must match, have a live status and sit in the pre-move state.
+    RuleSpec(Rule.ACTIVE_JOB_MISMATCH, Action.PAUSE, Reason.JOB_MISMATCH, gettext_noop(
+        "The active job's type, tray, source or target differs from the step."),
+        Facts(always=ACTIVE_JOB_MATCH)),
+    RuleSpec(Rule.ACTIVE_JOB_BAD_STATUS, Action.PAUSE, Reason.ACTIVE_EVIDENCE_INVALID, gettext_noop(
+        "The matching active job's status is not 1, 2 or 3."),
+        Facts(always=("active.status",))),
+    RuleSpec(Rule.ACTIVE_JOB_PRE_MOVE, Action.LEAVE, None, gettext_noop(
+        "A matching active job (status 1-3) with stock, source and target in the pre-move state.")),
+    RuleSpec(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Action.PAUSE, Reason.ACTIVE_EVIDENCE_INVALID, gettext_noop(
+        "A matching active job exists, but stock or spaces are not in the pre-move state."),
+        Facts(pre_move=INVENTORY)),
+    # 5. Only a finish job: advance when it matches and the inventory is terminal.
+    RuleSpec(Rule.FINISH_JOB_MISMATCH, Action.PAUSE, Reason.JOB_MISMATCH, gettext_noop(
+        "The finished job's type, tray, source or target differs from the step."),
+        Facts(always=FINISH_JOB_MATCH)),
+    RuleSpec(Rule.FINISH_JOB_DUPLICATED, Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID, gettext_noop(
+        "The finish archive holds the step's job id more than once."),
+        Facts(always=("finish.count",))),
+    RuleSpec(Rule.FINISH_JOB_TERMINAL, Action.ADVANCE, None, gettext_noop(
+        "No active job; a matching finish job (status 4) and stock and spaces are terminal.")),
+    RuleSpec(Rule.FINISH_JOB_NOT_TERMINAL, Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID, gettext_noop(
+        "A matching finish job exists, but its status or stock and spaces are not terminal."),
+        Facts(always=("finish.status",), terminal=INVENTORY)),
+    # 6. No job at all.
+    RuleSpec(Rule.NO_JOB, Action.PAUSE, Reason.JOB_MISSING, gettext_noop(
+        "Neither a matching active job nor a matching finish job exists."),
+        Facts(always=JOB_PRESENCE)),
+)
+
+# --- derived from the specs ------------------------------------------------------------------
+
+SPEC_BY_RULE: dict[Rule, RuleSpec] = {spec.rule: spec for spec in RULE_SPECS}
+RULE_EXPLANATIONS: dict[Rule, str] = {spec.rule: spec.explanation for spec in RULE_SPECS}
+_DECISIONS: dict[Rule, Decision] = {spec.rule: spec.decision for spec in RULE_SPECS}
+
+# Every pause reason the table gives, in Reason's (reading) order.
+PAUSE_REASONS: tuple[Reason, ...] = tuple(r for r in Reason if any(spec.reason is r for spec in RULE_SPECS))
+
+
+def rules_giving(reason: Reason) -> tuple[Rule, ...]:
+    """The rules that pause with `reason`, in precedence order."""
+    return tuple(spec.rule for spec in RULE_SPECS if spec.reason is reason)
+
+
+_STATES: tuple[ExpectedState | None, ...] = (None, *ExpectedState)
+# (rule, state) -> the facts the rule checks while the card expects that state.
+_CHECKED: dict[tuple[Rule, ExpectedState | None], frozenset[str]] = {
+    (spec.rule, state): frozenset(spec.facts.checked(state)) for spec in RULE_SPECS for state in _STATES}
+# (state, fact) -> the first rule in precedence that checks the fact in that state.
+_FIRST_CHECKING: dict[tuple[ExpectedState | None, str], Rule] = {}
+for _spec in RULE_SPECS:
+    for _state in _STATES:
+        for _fact in _CHECKED[_spec.rule, _state]:
+            _FIRST_CHECKING.setdefault((_state, _fact), _spec.rule)
+
+
+def checking_rule(fact: str, state: ExpectedState | None, decided: Rule | None = None) -> Rule | None:
+    """The rule a disagreement in evidence fact `fact` gives while `state` is expected: the rule
+    that `decided` when it checks the fact, else the first in precedence that checks it (None: no
+    rule compares it then). Several rules may check one fact (the stock rows in the pre-move state,
+    say): the one that decided is the one a reader looks for."""
+    if decided is not None and fact in _CHECKED[decided, state]:
+        return decided
+    return _FIRST_CHECKING.get((state, fact))
+
+
+# --- the precedence --------------------------------------------------------------------------
 
 
 def decide(evidence: TidyRecoveryEvidence | ClassificationEvidence) -> Decision:

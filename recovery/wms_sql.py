@@ -822,7 +822,7 @@ SELECT (SELECT count(*) FROM bas_cargo_space),
        (SELECT count(*) FROM bas_stock)
 """
 
-# --- the warehouse builder (recovery/scenarios.py: demo, tests, benchmarks, replay) ------------
+# --- the warehouse builder (recovery/warehouse.py: demo, tests, benchmarks, replay) ------------
 
 BUILDER_INSERT_SPACE = """
 INSERT INTO bas_cargo_space (cargo_space_id, tray_code)

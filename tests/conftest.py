@@ -1,6 +1,6 @@
 import pytest
 
-from recovery.scenarios import WarehouseBuilder, truncate_wms_tables
+from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 
 
 @pytest.fixture

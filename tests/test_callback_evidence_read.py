@@ -12,7 +12,7 @@ from django.db import connection
 from recovery import wms_sql
 from recovery.evidence import evidence_for_workflow, evidence_from_row
 from recovery.prepared import run_prepared
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 
 MANY_ACTIVE_JOBS = """
 INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)

@@ -59,7 +59,7 @@ def test_recover_once_fails_when_the_cycle_fails(wms):
 
 def test_recover_once_on_the_demo_decides_exactly_what_the_table_says(wms, capsys):
     from recovery.management.commands.wms_demo import DEMO_MIX
-    from recovery.scenarios import EXPECTED
+    from recovery.warehouse import EXPECTED
 
     call_command("wms_demo")
     capsys.readouterr()

@@ -21,7 +21,7 @@ from console.models import RepairAction
 from console.roles import OPERATOR
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow
-from recovery.scenarios import WarehouseBuilder
+from recovery.warehouse import WarehouseBuilder
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.test_properties import Warehouse
 from tests.wcs_helpers import TOKEN

@@ -6,10 +6,10 @@ from django.db import connection
 
 from console.workflows.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
 from recovery.cycle import run_cycle
-from recovery.decisions import Action, Reason, Rule
+from recovery.decisions import SPEC_BY_RULE, Action, Reason, Rule
 from recovery.evidence import evidence_for_workflow, evidence_from_json
 from recovery.models import RecoveryDecision
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import CASES, EXPECTED
 
 SPACES = ("stock.at_source", "stock.at_target", "source.tray", "target.tray")
 
@@ -23,12 +23,23 @@ PAUSES = {
     "active_and_finished": (Rule.ACTIVE_AND_FINISHED, {"active.present", "finish.present"}),
     "finish_not_terminal": (Rule.FINISH_JOB_NOT_TERMINAL, set(SPACES)),
     "finish_bad_status": (Rule.FINISH_JOB_NOT_TERMINAL, {"finish.status"}),
+    "finish_duplicated": (Rule.FINISH_JOB_DUPLICATED, {"finish.count"}),
     "job_missing": (Rule.NO_JOB, {"active.present", "finish.present"}),
 }
+PAUSE_KINDS = sorted(k for k, (action, _) in EXPECTED.items() if action == "PAUSE")
 
 
-def test_it_covers_every_pause_kind_of_the_scenarios():
-    assert set(PAUSES) == {k for k, (action, _) in EXPECTED.items() if action == "PAUSE"}
+@pytest.mark.parametrize("kind", PAUSE_KINDS)
+def test_every_pause_kind_names_its_rule_and_only_fields_that_rule_checks(wms, kind):
+    # For every kind the warehouse builds (PAUSES above spells out the fields of each one known
+    # today): the card decides by the kind's rule, and every disagreement names the rule whose
+    # spec checks that field in the card's expected state.
+    card = build_evidence_card(evidence_for_workflow(wms.build(kind).workflow_id))
+    facts = SPEC_BY_RULE[CASES[kind]].facts.checked(card.expected_state)
+    assert card.rule is CASES[kind]
+    assert card.decisive_fields and {f.key for f in card.decisive_fields} <= set(facts)
+    for f in card.mismatches:
+        assert f.rule is not None and f.key in SPEC_BY_RULE[f.rule].facts.checked(card.expected_state), f.key
 
 
 @pytest.mark.parametrize("kind", sorted(PAUSES))

@@ -3,14 +3,14 @@
 import pytest
 from django.urls import reverse
 
-from console.runbook import CATALOG, REASON_ORDER, Correction, allowed_corrections, reason_code
-from recovery.decisions import Action, Reason, Rule
-from recovery.scenarios import EXPECTED
+from console.runbook import CATALOG, Correction, allowed_corrections, reason_code
+from recovery.decisions import PAUSE_REASONS, Action, Reason, Rule
+from recovery.warehouse import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
 def test_it_has_one_entry_per_pause_reason():
-    assert set(CATALOG) == set(Reason) == set(REASON_ORDER)
+    assert set(CATALOG) == set(Reason) == set(PAUSE_REASONS)
 
 
 @pytest.mark.parametrize("kind", [k for k, (a, _) in EXPECTED.items() if a == "PAUSE"])
@@ -49,6 +49,6 @@ def test_the_page_has_an_anchor_floor_checks_and_corrections_per_reason(supervis
     body = supervisor_client.get(reverse("reason-codes")).content.decode()
     for reason in Reason:
         assert f'id="{reason.value}"' in body
-    assert body.count("What to check on the floor") == 4
-    assert body.count("<strong>Re-issue job</strong>") == 4  # once allowed, three times refused with why
+    assert body.count("What to check on the floor") == len(PAUSE_REASONS)
+    assert body.count("<strong>Re-issue job</strong>") == len(PAUSE_REASONS)  # allowed once, else refused with why
     assert '<a href="/paused/?reason=RECOVERY_JOB_MISSING">1 workflow paused with this reason now</a>' in body

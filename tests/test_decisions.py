@@ -118,7 +118,8 @@ def test_it_pauses_a_finish_job_whose_evidence_is_not_terminal(change):
 
 def test_it_pauses_a_job_archived_twice():
     d = decide(evidence(active_job=None, finish_job=FINISHED, finish_job_count=2, **TERMINAL))
-    assert (d.action, d.reason) == (Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID)
+    assert (d.action, d.reason, d.rule) == (Action.PAUSE, Reason.FINISH_EVIDENCE_INVALID,
+                                            Rule.FINISH_JOB_DUPLICATED)
 
 
 def test_it_pauses_a_job_both_active_and_finished():
@@ -159,6 +160,14 @@ def test_every_rule_has_one_fixed_decision_and_pauses_carry_a_reason():
         assert (decision.reason is not None) == (decision.action is Action.PAUSE)
 
 
+def test_it_returns_the_shared_decision_of_the_rules_spec():
+    from recovery.decisions import SPEC_BY_RULE
+
+    for e in (evidence(), evidence(active_job=None), evidence(workflow_status="PAUSED_RECOVERY")):
+        d = decide(e)
+        assert d is SPEC_BY_RULE[d.rule].decision and decide(e) is d  # nothing allocated per call
+
+
 @pytest.mark.parametrize("field,value", [
     ("job_id", "TDY-1-99"), ("in_or_out", 1), ("tray_code", "T9"), ("cargo_space_id", "S9"),
     ("target_cargo_space_id", "S9"),
@@ -168,3 +177,16 @@ def test_job_matches_and_job_mismatches_agree(field, value):
     other = dataclasses.replace(JOB, **{field: value})
     assert e.job_matches(JOB) and e.job_mismatches(JOB) == []
     assert not e.job_matches(other) and e.job_mismatches(other) == [field]
+
+
+def test_a_disagreeing_fact_names_the_deciding_rule_if_it_checks_it_else_the_first_that_does():
+    from recovery.decisions import ExpectedState, checking_rule
+
+    pre, terminal = ExpectedState.PRE_MOVE, ExpectedState.TERMINAL
+    assert checking_rule("active.present", pre) is Rule.ACTIVE_AND_FINISHED
+    assert checking_rule("active.present", None) is Rule.NO_JOB
+    assert checking_rule("active.present", pre, Rule.NO_JOB) is Rule.NO_JOB
+    assert checking_rule("source.tray", pre, Rule.ACTIVE_JOB_MISMATCH) is Rule.ACTIVE_JOB_NOT_PRE_MOVE
+    assert checking_rule("stock.at_source", terminal) is Rule.FINISH_JOB_NOT_TERMINAL
+    assert checking_rule("finish.status", pre, Rule.ACTIVE_AND_FINISHED) is Rule.FINISH_JOB_NOT_TERMINAL
+    assert checking_rule("stock.at_source", None) is None  # no job: shown, compared by no rule

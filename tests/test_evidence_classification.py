@@ -16,7 +16,7 @@ from recovery.evidence import (
     evidence_for_workflow,
     stream_classification,
 )
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 
 
 def _x(sql: str, params: tuple = ()) -> list[tuple]:

@@ -8,8 +8,8 @@ from recovery.evidence import (
     evidence_for_workflow_under_lock,
 )
 from recovery.lease import connect_direct
-from recovery.scenarios import EXPECTED
 from recovery.transaction import lock_and_read
+from recovery.warehouse import EXPECTED
 
 
 def test_the_prepared_read_equals_the_plain_read_for_every_kind(wms):

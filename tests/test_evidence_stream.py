@@ -7,7 +7,7 @@ from django.db import connection
 
 from recovery import evidence as evidence_module
 from recovery.evidence import ClassificationEvidence, evidence_for_workflow, stream_classification
-from recovery.scenarios import EXPECTED
+from recovery.warehouse import EXPECTED
 
 
 def _active_ids() -> list[int]:

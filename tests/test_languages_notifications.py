@@ -13,6 +13,7 @@ from console.models import Notification, NotificationThreshold
 from console.notifications.delivery import WEBHOOK_FIELDS, deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.messages import with_texts
+from recovery.decisions import PAUSE_REASONS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
 from tests.notification_support import *  # noqa: F403  (fixtures)
@@ -145,8 +146,7 @@ def test_a_bad_filter_is_refused_in_chinese_naming_the_field(client, personas, n
 
 # --- the thresholds page --------------------------------------------------------------------
 
-CODES = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
-         "RECOVERY_JOB_MISSING"]
+CODES = [r.value for r in PAUSE_REASONS]  # the form has one field per pause reason
 
 
 def form(**changes) -> dict:

@@ -5,6 +5,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
+from recovery.decisions import PAUSE_REASONS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.notification_support import *  # noqa: F403  (fixtures)
 
@@ -106,8 +107,7 @@ def test_the_database_refuses_to_update_or_delete_an_acknowledgement(client, per
 
 # --- thresholds -----------------------------------------------------------------------------
 
-CODES = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
-         "RECOVERY_JOB_MISSING"]
+CODES = [r.value for r in PAUSE_REASONS]  # the form has one field per pause reason
 
 
 def form(**changes) -> dict:

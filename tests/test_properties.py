@@ -33,7 +33,7 @@ from recovery.creation import CreationRefused, TidyMove
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow
 from recovery.faults import FaultInjected
-from recovery.scenarios import WarehouseBuilder, truncate_wms_tables
+from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.wms_state import snapshot
 

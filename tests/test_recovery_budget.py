@@ -6,7 +6,7 @@ from django.urls import reverse
 from console.readers.recovery import recovery_health
 from recovery.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision
-from recovery.scenarios import BulkSeeder
+from recovery.warehouse import BulkSeeder
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 

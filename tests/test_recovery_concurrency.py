@@ -11,8 +11,8 @@ from recovery.decisions import decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import connect_direct
 from recovery.models import RecoveryDecision
-from recovery.scenarios import EXPECTED
 from recovery.transaction import StaleEvidence, apply_decision
+from recovery.warehouse import EXPECTED
 from tests.wms_state import diff, snapshot
 
 MIX = [k for k in EXPECTED if k not in {"completed"}]

@@ -18,9 +18,9 @@ from console.replay.processes import database_url
 from recovery.cycle import run_cycle
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, shard_lease_key, shard_leases
 from recovery.models import RecoveryCycle, RecoveryDecision
-from recovery.scenarios import BulkSeeder
 from recovery.schedule import SCHEDULE_NAME, SHARD_SCHEDULE_PREFIX, ensure_recovery_schedule
 from recovery.tasks import run_recovery_runner
+from recovery.warehouse import BulkSeeder
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 3

@@ -13,8 +13,8 @@ from django.urls import reverse
 from console.models import CancelProposal, RepairAudit
 from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair.selectors import batch_candidates
-from recovery.scenarios import Move
 from recovery.transaction import lock_workflow
+from recovery.warehouse import Move
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused
 from tests.wms_state import diff, snapshot

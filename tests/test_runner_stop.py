@@ -8,8 +8,8 @@ import time
 import pytest
 
 from recovery.models import RecoveryCycle
-from recovery.scenarios import BulkSeeder
 from recovery.tasks import StopRequest
+from recovery.warehouse import BulkSeeder
 from tests.test_recovery_shards import _start_runner, _wait_for
 
 LIFE = 120.0  # far longer than the test waits: a runner that ignored the signal would time it out

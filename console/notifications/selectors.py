@@ -7,7 +7,7 @@ from django.db.models import Count
 from console.models import Event, Notification
 from console.notifications.evaluate import default_paused_threshold, paused_thresholds  # noqa: F401 (re-exported)
 from console.notifications.messages import with_texts
-from console.runbook import REASON_ORDER
+from recovery.decisions import PAUSE_REASONS
 
 PAGE_LIMIT = 200
 
@@ -61,5 +61,5 @@ def threshold_rows() -> list[ThresholdRow]:
     """The paused-too-long threshold of every pause reason code, set or default."""
     stored = paused_thresholds()
     default = default_paused_threshold()
-    codes = [r.value for r in REASON_ORDER] + sorted(set(stored) - {r.value for r in REASON_ORDER})
+    codes = [r.value for r in PAUSE_REASONS] + sorted(set(stored) - {r.value for r in PAUSE_REASONS})
     return [ThresholdRow(code, stored.get(code, default), code not in stored) for code in codes]

@@ -21,7 +21,7 @@ from console import console_sql
 from console.notifications.selectors import open_notification_counts
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
-from recovery.decisions import Action, Reason
+from recovery.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
 
 DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
@@ -46,7 +46,7 @@ class MetricsSnapshot:
 
 def metrics_snapshot() -> MetricsSnapshot:
     snap = MetricsSnapshot(
-        paused_by_reason={r.value: 0 for r in Reason},
+        paused_by_reason={r.value: 0 for r in PAUSE_REASONS},
         decisions=dict.fromkeys(DECISIONS, 0),
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )

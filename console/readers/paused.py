@@ -11,7 +11,7 @@ from django.utils import timezone
 from console import console_sql
 from console.input_checks import is_ascii_int
 from console.readers import PAGE_SIZE, Cursor, fetch_rows, keyset_window
-from console.runbook import REASON_ORDER
+from recovery.decisions import PAUSE_REASONS
 from recovery.models import (
     TidyWorkflow,
 )
@@ -133,7 +133,7 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
         return sum(g["n"] for g in groups if g[facet] == value
                    and all(not sel or g[other] == sel for other, sel in selected.items() if other != facet))
 
-    known = [r.value for r in REASON_ORDER]
+    known = [r.value for r in PAUSE_REASONS]
     reasons = known + sorted({g["reason"] for g in groups} - set(known))
     facets = {
         "reason": [FacetValue(r, r, count("reason", r), r == filters.reason) for r in reasons],

@@ -19,12 +19,16 @@ from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
 from console.roles import OPERATOR
-from recovery.decisions import Action, decide
+from recovery.decisions import SPEC_BY_RULE, Action, Rule, decide
 from recovery.evidence import evidence_for_workflow
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
 from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 from recovery.transaction import StaleEvidence, apply_decision
+
+# A step whose move job is gone is paused as the decision table's no-job rule says (its spec).
+NO_JOB = SPEC_BY_RULE[Rule.NO_JOB]
+JOB_MISSING = NO_JOB.reason.value
 
 
 @dataclass(frozen=True)
@@ -211,16 +215,16 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     since = ctx.now()
     ctx.restart_wms()
     st = ctx.state([created.workflow_id])
-    ctx.equal("workflow PAUSED_RECOVERY with RECOVERY_JOB_MISSING",
+    ctx.equal(f"workflow PAUSED_RECOVERY with {JOB_MISSING}",
               (st["workflows"][0]["status"], st["workflows"][0]["pause_reason"]),
-              ("PAUSED_RECOVERY", "RECOVERY_JOB_MISSING"))
+              ("PAUSED_RECOVERY", JOB_MISSING))
     ctx.equal("step 1 PAUSED_RECOVERY with the same reason, step 2 PENDING",
               [(s["status"], s["pause_reason"]) for s in st["steps"]],
-              [("PAUSED_RECOVERY", "RECOVERY_JOB_MISSING"), ("PENDING", None)])
+              [("PAUSED_RECOVERY", JOB_MISSING), ("PENDING", None)])
     ctx.equal("every lock retained (same lock rows)", st["space_locks"], before["space_locks"])
     decisions = _decisions(created.workflow_id, since)
     ctx.equal("one PAUSE decision journaled", [(d["action"], d["reason"]) for d in decisions],
-              [("PAUSE", "RECOVERY_JOB_MISSING")])
+              [(NO_JOB.action.value, JOB_MISSING)])
     journaled = RecoveryDecision.objects.get(pk=decisions[0]["id"]).evidence if decisions else {}
     ctx.check("the decision's evidence shows neither an active nor a finished job",
               journaled.get("active_job") is None and journaled.get("finish_job") is None,
@@ -236,7 +240,7 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     ctx.equal("still paused, locks still retained after the cycle and the callback",
               (after["workflows"][0]["status"], after["space_locks"]), ("PAUSED_RECOVERY", before["space_locks"]))
     ctx.equal("no further decision", len(_decisions(created.workflow_id, since)), 1)
-    ctx.observe("restart paused the workflow with RECOVERY_JOB_MISSING; locks retained through later cycles")
+    ctx.observe(f"restart paused the workflow with {JOB_MISSING}; locks retained through later cycles")
 
 
 # --- the four integration failure windows (docs/architecture.md §13) --------------------------------
@@ -484,10 +488,11 @@ def connection_terminated_mid_cycle(ctx: ScenarioContext) -> None:
               [s["status"] for s in st2["steps"]], ["COMPLETED", "DISPATCHED"])
     ctx.start_qcluster()
     st1 = ctx.state([first.workflow_id])
-    ctx.equal(f"the next cycle paused workflow {first.workflow_id} with RECOVERY_JOB_MISSING",
+    ctx.equal(f"the next cycle paused workflow {first.workflow_id} with {JOB_MISSING}",
               (st1["workflows"][0]["status"], st1["workflows"][0]["pause_reason"]),
-              ("PAUSED_RECOVERY", "RECOVERY_JOB_MISSING"))
-    ctx.equal("exactly one PAUSE decision in all", [d["action"] for d in _decisions(first.workflow_id)], ["PAUSE"])
+              ("PAUSED_RECOVERY", JOB_MISSING))
+    ctx.equal("exactly one PAUSE decision in all", [d["action"] for d in _decisions(first.workflow_id)],
+              [NO_JOB.action.value])
     ctx.equal("locks retained", st1["space_locks"], before_first["space_locks"])
     ctx.observe("a database failure mid-cycle was not evidence: rolled back, counted, decided next cycle")
 
@@ -574,8 +579,8 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
     ctx.journal.execute(sql.DELETE_ACTIVE_JOB, {"job_id": created.job(0)},
                         why="a job lost at restart, so the workflow pauses and an operator re-issues it")
     ctx.restart_wms()
-    ctx.equal("paused with RECOVERY_JOB_MISSING", ctx.workflow_status(created.workflow_id),
-              ("PAUSED_RECOVERY", "RECOVERY_JOB_MISSING"))
+    ctx.equal(f"paused with {JOB_MISSING}", ctx.workflow_status(created.workflow_id),
+              ("PAUSED_RECOVERY", JOB_MISSING))
     ctx.stop_qcluster()
     username = f"replay-{ctx.run.run_id}-operator"
     user = User.objects.create_user(username=username)
@@ -650,7 +655,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         repairable_completion),
     Scenario("missing_local_job", "Missing local job after restart", "restart case 2", (
         "WMS stops; fixture: the active move job is removed, workflow, step and locks stay",
-        "restart: recovery pauses workflow and step with RECOVERY_JOB_MISSING and keeps every lock",
+        f"restart: recovery pauses workflow and step with {JOB_MISSING} and keeps every lock",
         "later cycles and a late callback change nothing"), missing_local_job),
     Scenario("after_persistence_before_send", "After persistence, before send", "integration window 1", (
         "the tidy and its job are persisted; the processes crash before WCS receives the job",

@@ -2,8 +2,11 @@
 
 For the first incomplete step, every field the decision table looks at is listed with what
 the step expects and what the WMS holds; a field that disagrees is a mismatch and names the
-rule (recovery.decisions.Rule) that checks it. The rule that decided - the one that produced
-the pause reason - is the card's headline, and its mismatching fields are marked decisive.
+rule that checks it, read from the decision table's specs (recovery.decisions.checking_rule:
+the deciding rule when its facts name the field's key, else the first rule in precedence whose
+facts name it, while the card expects its state). The rule that decided - the one that
+produced the pause reason - is the card's headline, and its mismatching fields are marked
+decisive.
 
 A paused workflow is evaluated as if it were ACTIVE: that is the table's verdict on the
 evidence (what "re-check" would find), not the "leave paused workflows alone" rule.
@@ -15,7 +18,7 @@ from enum import StrEnum
 from django.utils.translation import gettext as _
 
 from console.runbook import rule_explanation
-from recovery.decisions import Decision, Rule, decide_as_if_active
+from recovery.decisions import Decision, ExpectedState, Rule, checking_rule, decide_as_if_active, expected_state
 from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
 
 NONE = "—"
@@ -27,11 +30,6 @@ class Check(StrEnum):
     OK = "ok"
     MISMATCH = "mismatch"
     INFO = "info"  # shown for context; no rule compares it
-
-
-class ExpectedState(StrEnum):
-    PRE_MOVE = "pre-move"  # an active job: the move has not happened yet
-    TERMINAL = "terminal"  # only a finish job: the move has happened
 
 
 @dataclass(frozen=True)
@@ -116,18 +114,11 @@ def table_decision(evidence: TidyRecoveryEvidence) -> Decision:
     return decide_as_if_active(evidence)
 
 
-def _expected_state(ev: TidyRecoveryEvidence) -> ExpectedState | None:
-    if ev.step is None:
-        return None
-    if ev.active_job is not None:
-        return ExpectedState.PRE_MOVE
-    if ev.finish_job is not None:
-        return ExpectedState.TERMINAL
-    return None
+def _checked(ok: bool) -> Check:
+    return Check.OK if ok else Check.MISMATCH
 
 
-def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: str,
-                mismatch_rule: Rule) -> list[CardField]:
+def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: str) -> list[CardField]:
     step = ev.step
     if job is None:
         return []
@@ -143,21 +134,16 @@ def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: st
               "cargo_space_id": _("Source space"), "target_cargo_space_id": _("Target space")}
     out = []
     for name, label in labels.items():
-        bad = name in wrong
         out.append(CardField(f"{prefix}.{name}", label, _text(expected[name]), _text(getattr(job, name)),
-                             Check.MISMATCH if bad else Check.OK, mismatch_rule if bad else None))
+                             _checked(name not in wrong)))
     return out
 
 
 def _stock_and_space_fields(ev: TidyRecoveryEvidence, state: ExpectedState | None) -> tuple[list, list, list]:
     step = ev.step
-    rule = {ExpectedState.PRE_MOVE: Rule.ACTIVE_JOB_NOT_PRE_MOVE,
-            ExpectedState.TERMINAL: Rule.FINISH_JOB_NOT_TERMINAL}.get(state)
 
     def field(key, label, expected, observed, ok):
-        if state is None:
-            return CardField(key, label, expected, observed, Check.INFO)
-        return CardField(key, label, expected, observed, Check.OK if ok else Check.MISMATCH, None if ok else rule)
+        return CardField(key, label, expected, observed, Check.INFO if state is None else _checked(ok))
 
     n = ev.stock_rows
     all_rows = _("all rows")
@@ -205,7 +191,7 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
     built from it), fields whose observed value differs from the baseline's are marked `changed`."""
     ev = evidence
     decision = table_decision(ev)
-    state = _expected_state(ev)
+    state = expected_state(ev)
     sections: list[CardSection] = []
 
     if ev.step is None:
@@ -216,8 +202,7 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
             CardField("workflow.steps", _("Steps completed"), of(ev.step_count), of(ev.completed_step_count),
                       Check.INFO),
             CardField("workflow.active_jobs", _("Active TDY jobs of the workflow"), "0", str(ev.active_tidy_job_count),
-                      Check.OK if ev.active_tidy_job_count == 0 else Check.MISMATCH,
-                      None if ev.active_tidy_job_count == 0 else Rule.COMPLETED_WITH_ACTIVE_JOB),
+                      _checked(ev.active_tidy_job_count == 0)),
         )))
     else:
         step = ev.step
@@ -231,39 +216,34 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
 
         active, finished = ev.active_job, ev.finish_job
         if active is not None and finished is not None:
-            presence_rule, expected_active, expected_finish = Rule.ACTIVE_AND_FINISHED, _("only one of the two"), \
-                _("only one of the two")
+            expected_active = expected_finish = _("only one of the two")
         elif active is None and finished is None:
-            presence_rule, expected_active, expected_finish = Rule.NO_JOB, _("present (or archived)"), \
-                _("present (or active)")
+            expected_active, expected_finish = _("present (or archived)"), _("present (or active)")
         else:
-            presence_rule, expected_active, expected_finish = None, NONE, NONE
-        presence_check = Check.MISMATCH if presence_rule else Check.INFO
+            expected_active = expected_finish = NONE
+        # Exactly one of the two rows is what every consistent step has: shown, not compared.
+        presence_check = Check.INFO if (active is None) != (finished is None) else Check.MISMATCH
 
         present, absent = _("present"), _("none")
         active_fields = [CardField("active.present", _("Row in mydo_job"), expected_active,
-                                   present if active else absent, presence_check, presence_rule)]
+                                   present if active else absent, presence_check)]
         if active is not None:
-            active_fields += _job_fields(ev, active, prefix="active", mismatch_rule=Rule.ACTIVE_JOB_MISMATCH)
-            status_ok = active.status in ACTIVE_JOB_STATUSES
+            active_fields += _job_fields(ev, active, prefix="active")
             active_fields.append(CardField(
                 "active.status", _("Status"), _("1, 2 or 3 (created, dispatched, executing)"), _text(active.status),
-                Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.ACTIVE_JOB_BAD_STATUS))
+                _checked(active.status in ACTIVE_JOB_STATUSES)))
         sections.append(CardSection(_("Active job"), "mydo_job", tuple(active_fields)))
 
         finish_fields = [CardField("finish.present", _("Row in mydo_job_finish"), expected_finish,
-                                   present if finished else absent, presence_check, presence_rule)]
+                                   present if finished else absent, presence_check)]
         if finished is not None:
-            finish_fields += _job_fields(ev, finished, prefix="finish", mismatch_rule=Rule.FINISH_JOB_MISMATCH)
-            status_ok = finished.status == FINISHED_JOB_STATUS
+            finish_fields += _job_fields(ev, finished, prefix="finish")
             finish_fields.append(CardField(
                 "finish.status", _("Status"), _("%(status)s (finished)") % {"status": FINISHED_JOB_STATUS},
-                _text(finished.status),
-                Check.OK if status_ok else Check.MISMATCH, None if status_ok else Rule.FINISH_JOB_NOT_TERMINAL))
-            count_ok = ev.finish_job_count == 1
+                _text(finished.status), _checked(finished.status == FINISHED_JOB_STATUS)))
             finish_fields.append(CardField(
                 "finish.count", _("Archive rows with this id"), "1", str(ev.finish_job_count),
-                Check.OK if count_ok else Check.MISMATCH, None if count_ok else Rule.FINISH_JOB_DUPLICATED))
+                _checked(ev.finish_job_count == 1)))
         sections.append(CardSection(_("Finished job"), "mydo_job_finish", tuple(finish_fields)))
 
         stock, source, target = _stock_and_space_fields(ev, state)
@@ -280,10 +260,11 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
         baseline_observed = {f.key: f.observed for s in base.sections for f in s.fields}
 
     def finish(f: CardField) -> CardField:
-        decisive = f.mismatch and f.rule is decision.rule
+        # A disagreement names the rule the decision table's specs say checks it (§5).
+        rule = checking_rule(f.key, state, decision.rule) if f.mismatch else None
         changed = (baseline_observed is not None and f.key not in NOT_COMPARED
                    and baseline_observed.get(f.key) != f.observed)
-        return replace(f, decisive=decisive, changed=changed)
+        return replace(f, rule=rule, decisive=f.mismatch and rule is decision.rule, changed=changed)
 
     sections = [replace(s, fields=tuple(finish(f) for f in s.fields)) for s in sections]
     return EvidenceCard(

@@ -14,10 +14,11 @@ from console.readers.paused import paused_workflows_page
 from console.readers.recovery import recovery_health
 from console.readers.stalled import active_counts, stalled_after
 from console.repair.selectors import repair_panel
-from console.runbook import CATALOG, REASON_ORDER, Correction
+from console.runbook import CATALOG, Correction
 from console.workflows import selectors
 from console.workflows.evidence_card import build_evidence_card
 from console.workflows.forms import LocksForm, PausedListForm
+from recovery.decisions import PAUSE_REASONS
 
 
 @console_page
@@ -77,7 +78,7 @@ def locks(request):
 @console_page
 def reason_codes(request):
     counts = selectors.dashboard_counts().paused_by_reason
-    entries = [(CATALOG[r], counts.get(r.value, 0)) for r in REASON_ORDER]
+    entries = [(CATALOG[r], counts.get(r.value, 0)) for r in PAUSE_REASONS]
     return render_page(request, "console/reason_codes.html", "reason-catalog", {
         "entries": entries, "corrections": list(Correction),
     })

@@ -4,19 +4,18 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from recovery import wms_sql
-from recovery.scenarios import EXPECTED, WarehouseBuilder, truncate_wms_tables
+from recovery.decisions import PAUSE_REASONS, Rule
 from recovery.schema import missing_tables
+from recovery.warehouse import CASES, EXPECTED, WarehouseBuilder, truncate_wms_tables
 
-# How many workflows of each kind the demo warehouse holds: every row of the decision table
-# (every rule of docs/architecture.md §5) at least once, plus flowing work and history.
-DEMO_MIX = {
-    "healthy": 12, "all_completed": 2, "completed_job_active": 1, "active_not_pre_move": 2,
-    "active_bad_status": 1, "finish_terminal": 3, "finish_terminal_last": 2, "active_mismatch": 2,
-    "finish_mismatch": 1, "active_and_finished": 1, "finish_not_terminal": 2, "finish_bad_status": 1,
-    "job_missing": 3, "paused": 4, "completed": 20,
+# How many workflows of each kind the demo warehouse holds: every kind the warehouse builder
+# writes (recovery.warehouse.CASES: every rule of docs/architecture.md §5 at least once), one
+# each unless said here, plus flowing work and history.
+DEMO_COUNTS = {
+    "healthy": 12, "all_completed": 2, "active_not_pre_move": 2, "finish_terminal": 3, "finish_terminal_last": 2,
+    "active_mismatch": 2, "finish_not_terminal": 2, "job_missing": 3, "paused": len(PAUSE_REASONS), "completed": 20,
 }
-PAUSED_REASONS = ("RECOVERY_JOB_MISSING", "RECOVERY_JOB_MISMATCH", "RECOVERY_FINISH_EVIDENCE_INVALID",
-                  "RECOVERY_ACTIVE_EVIDENCE_INVALID")
+DEMO_MIX = {kind: DEMO_COUNTS.get(kind, 1) for kind in CASES}
 # One healthy workflow's job has not moved for this long: the demo's stalled workflow (a
 # vehicle fault; run_console's simulator leaves it alone). Recovery still leaves it running.
 STALLED_DEMO_MINUTES = 95
@@ -49,7 +48,7 @@ class Command(BaseCommand):
         expected = Counter()
         for kind, n in DEMO_MIX.items():
             action, reason = EXPECTED[kind]
-            if kind in {"paused", "completed"}:
+            if CASES[kind] is Rule.NOT_ACTIVE:  # paused or finished: not examined
                 continue
             expected[f"{action} {reason}" if reason else action] += n
         self.stdout.write(f"demo warehouse: {counts['spaces']} cargo spaces, {counts['trays']} trays, "
@@ -71,7 +70,7 @@ def load_demo() -> dict[str, int]:
             n += 1
             kw = {"origin": "MANUAL" if n % 3 == 0 else "AUTOMATIC", "age_minutes": 5 + (n * 37) % 600}
             if kind == "paused":
-                kw["reason"] = PAUSED_REASONS[i % len(PAUSED_REASONS)]
+                kw["reason"] = PAUSE_REASONS[i % len(PAUSE_REASONS)].value
             if kind == "healthy":
                 kw["job_status"] = 1 + i % 3
             built = wh.build(kind, **kw)

@@ -1,8 +1,11 @@
-"""Builders for WMS data in every state the decision table knows.
+"""The warehouse builder: WMS data in every state the decision table knows.
 
 The demo (`wms_demo`), the tests, the benchmark and the replay all build their warehouses
 here, so "a workflow whose job is missing" means the same rows everywhere. Everything is
 written with named SQL (recovery/wms_sql.py, BUILDER_*) and explicit values, as the WMS itself would have left it.
+
+`CASES` names the kinds of workflow it writes and the decision-table rule each one hits; the
+demo loads every kind, and tests/test_rule_registry.py checks that every rule has one.
 """
 
 import itertools
@@ -11,25 +14,33 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from recovery import wms_sql
+from recovery.decisions import SPEC_BY_RULE, Rule
 from recovery.models import tidy_job_id
 
-# Scenario kinds -> what one recovery cycle must do with them (action, pause reason).
+# The kinds of workflow `WarehouseBuilder.build` writes -> the rule one recovery cycle decides it by.
+CASES: dict[str, Rule] = {
+    "healthy": Rule.ACTIVE_JOB_PRE_MOVE,
+    "all_completed": Rule.ALL_STEPS_COMPLETED,
+    "completed_job_active": Rule.COMPLETED_WITH_ACTIVE_JOB,
+    "active_not_pre_move": Rule.ACTIVE_JOB_NOT_PRE_MOVE,
+    "active_bad_status": Rule.ACTIVE_JOB_BAD_STATUS,
+    "finish_terminal": Rule.FINISH_JOB_TERMINAL,
+    "finish_terminal_last": Rule.FINISH_JOB_TERMINAL,
+    "active_mismatch": Rule.ACTIVE_JOB_MISMATCH,
+    "finish_mismatch": Rule.FINISH_JOB_MISMATCH,
+    "active_and_finished": Rule.ACTIVE_AND_FINISHED,
+    "finish_not_terminal": Rule.FINISH_JOB_NOT_TERMINAL,
+    "finish_bad_status": Rule.FINISH_JOB_NOT_TERMINAL,
+    "finish_duplicated": Rule.FINISH_JOB_DUPLICATED,
+    "job_missing": Rule.NO_JOB,
+    "paused": Rule.NOT_ACTIVE,
+    "completed": Rule.NOT_ACTIVE,
+}
+
+# Each kind -> what one recovery cycle must do with it (action, pause reason): its rule's decision.
 EXPECTED: dict[str, tuple[str, str | None]] = {
-    "healthy": ("LEAVE", None),
-    "all_completed": ("COMPLETE", None),
-    "completed_job_active": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
-    "active_not_pre_move": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
-    "active_bad_status": ("PAUSE", "RECOVERY_ACTIVE_EVIDENCE_INVALID"),
-    "finish_terminal": ("ADVANCE", None),
-    "finish_terminal_last": ("ADVANCE", None),
-    "active_mismatch": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
-    "finish_mismatch": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
-    "active_and_finished": ("PAUSE", "RECOVERY_JOB_MISMATCH"),
-    "finish_not_terminal": ("PAUSE", "RECOVERY_FINISH_EVIDENCE_INVALID"),
-    "finish_bad_status": ("PAUSE", "RECOVERY_FINISH_EVIDENCE_INVALID"),
-    "job_missing": ("PAUSE", "RECOVERY_JOB_MISSING"),
-    "paused": ("LEAVE", None),
-    "completed": ("LEAVE", None),
+    kind: (SPEC_BY_RULE[rule].action.value, SPEC_BY_RULE[rule].reason.value if SPEC_BY_RULE[rule].reason else None)
+    for kind, rule in CASES.items()
 }
 
 SKUS = ("BOLT-M6", "NUT-M6", "WASHER-6", "HINGE-40", "CABLE-2M", "GLOVE-L", "TAPE-50", "LABEL-A6",
@@ -141,7 +152,7 @@ class WarehouseBuilder:
         self._x(wms_sql.BUILDER_INSERT_EVENT,
                 {"w": built.workflow_id, "s": built.step_ids[step_index], "j": job_id, "st": stage})
 
-    # --- the scenarios ---------------------------------------------------------------------------
+    # --- the cases (CASES) -----------------------------------------------------------------------
 
     def build(self, kind: str, **kw) -> Built:
         built = getattr(self, f"_build_{kind}")(**kw)
@@ -227,6 +238,13 @@ class WarehouseBuilder:
     def _build_finish_bad_status(self, **kw) -> Built:
         built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
         self.job(built, 0, status=5, finished=True)
+        self.put_tray_at_target(built.moves[0])
+        return built
+
+    def _build_finish_duplicated(self, **kw) -> Built:
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=4, finished=True)
+        self.job(built, 0, status=4, finished=True)  # the archive holds the job id twice
         self.put_tray_at_target(built.moves[0])
         return built
 
