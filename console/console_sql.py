@@ -615,6 +615,20 @@ GROUP BY action
 """
 
 
+# tidy_notification_deliveries_total: every recorded attempt (console.notifications.delivery
+# writes one per try, sent or failed). Attempts are never deleted, and they are few (one per
+# message and retry), so they are counted whole; the delivery's channel through its primary key
+# (console_notificationdelivery_pkey).
+NOTIFICATION_DELIVERY_COUNTS = """
+SELECT d.channel,
+       a.ok,
+       count(*) AS total
+FROM console_notificationdeliveryattempt AS a
+JOIN console_notificationdelivery AS d
+  ON d.id = a.delivery_id
+GROUP BY d.channel, a.ok
+"""
+
 # One run of a batch re-check at a time (console.repair.batch): a session-level advisory lock
 # on (namespace, batch id), held for the whole run and released at its end, or by PostgreSQL
 # when the worker's connection dies. A second delivery of the task finds it taken and leaves.
