@@ -82,6 +82,9 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_BY_DEFAULT)
 # Set only when a TLS proxy in front strips or sets this header itself, e.g. X-Forwarded-Proto=https.
 SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 SESSION_COOKIE_HTTPONLY = True
+# Error reports (the DEBUG page included) hide DATABASE_URL and webhook URLs as well as Django's
+# usual secret-looking names.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "console.security.error_reports.ConsoleExceptionReporterFilter"
 
 # Content Security Policy on every page: only our own scripts and styles, no inline code and no
 # eval (htmx is configured for this in templates/base.html).
@@ -315,8 +318,10 @@ Q_CLUSTER = {
 }
 
 # --- operations: health, metrics, logs, cache, retention (README "Operations") ---
-# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set.
+# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set; on a
+# configured database it must be set (checked at the end of this file).
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
+METRICS_TOKEN_MIN_LENGTH = 24
 # An ACTIVE workflow whose current job has not changed for this long is "stalled".
 STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
 # Journal rows (recovery cycles and decisions, callback receipts, outbound requests) older than
@@ -339,3 +344,21 @@ if LOG_FORMAT == "json":
     import logging as _logging
 
     _logging.captureWarnings(True)  # a Python warning becomes a JSON line, not plain stderr text
+
+# --- refusals that need every value above (README "Security") ---------------------------------
+# Last, so a plain bad value is named first. A configured database is production until someone
+# says otherwise: /metrics shows the warehouse's state to whoever asks, so it needs a token, and
+# the DEBUG page shows code, settings and request data to whoever triggers an error.
+ALLOW_DEBUG_ON_CONFIGURED_DATABASE = env_bool("ALLOW_DEBUG_ON_CONFIGURED_DATABASE", False)
+if not EMBEDDED_DATABASE:
+    if len(METRICS_TOKEN) < METRICS_TOKEN_MIN_LENGTH:
+        raise ImproperlyConfigured(
+            f"METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set to at least {METRICS_TOKEN_MIN_LENGTH} characters "
+            f"when DATABASE_URL is set (Prometheus sends it as a bearer token); got {len(METRICS_TOKEN)}"
+        )
+    if DEBUG and not ALLOW_DEBUG_ON_CONFIGURED_DATABASE:
+        raise ImproperlyConfigured(
+            "DEBUG=true is refused when DATABASE_URL is set: the debug page shows settings, code and request "
+            "data to anyone who causes an error. Set ALLOW_DEBUG_ON_CONFIGURED_DATABASE=true to allow it on a "
+            "test installation."
+        )
