@@ -82,6 +82,16 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_BY_DEFAULT)
 # Set only when a TLS proxy in front strips or sets this header itself, e.g. X-Forwarded-Proto=https.
 SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 SESSION_COOKIE_HTTPONLY = True
+# Shared floor terminals (console/security/terminals.py): a session ends SESSION_IDLE_MINUTES
+# (about a shift) after its person's last request, a live refresh not counted, and its cookie
+# when the browser closes; signed-in answers are never cached. The language cookie is Secure
+# (on a configured database) and SameSite like the session cookie, and no script reads it.
+SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 480, minimum=5, maximum=7 * 24 * 60)
+SESSION_COOKIE_AGE = SESSION_IDLE_MINUTES * 60
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+LANGUAGE_COOKIE_SECURE = env_bool("LANGUAGE_COOKIE_SECURE", SECURE_BY_DEFAULT)
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 # Error reports (the DEBUG page included) hide DATABASE_URL and webhook URLs as well as Django's
 # usual secret-looking names.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "console.security.error_reports.ConsoleExceptionReporterFilter"
@@ -258,6 +268,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After sign-in and htmx: no-store on signed-in answers, the idle timeout's activity.
+    "console.security.terminals.SharedTerminalMiddleware",
     # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -35,5 +35,6 @@ METRICS_TOKEN = ""
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+LANGUAGE_COOKIE_SECURE = False
 # Cycles are not cut short by time on a loaded test machine; the budget's own tests pass theirs.
 RECOVERY_CYCLE_MAX_SECONDS = 60
