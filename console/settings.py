@@ -183,6 +183,11 @@ CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maxi
 STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1, maximum=7 * 24 * 60)
 # Shift start times (warehouse time): the handover page's shift boundaries.
 SHIFT_STARTS = env_times("SHIFT_STARTS", "06:00,14:00,22:00")
+# Rows each section of the handover page shows (the newest of the shift); the rest are one link
+# away, and the CSV is complete.
+HANDOVER_SECTION_ROWS = env_int("HANDOVER_SECTION_ROWS", 50, minimum=5, maximum=1000)
+# Notes one person may add in any 60 minutes; one more is answered 429 and nothing is stored.
+NOTES_PER_USER_PER_HOUR = env_int("NOTES_PER_USER_PER_HOUR", 60, minimum=1, maximum=10_000)
 
 # --- notifications (console/notifications; README "Notifications") -------------------------
 # An unacknowledged notification escalates to shift leads after this long.

@@ -179,7 +179,9 @@ class WorkflowNote(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["workflow_id", "-at"], name="workflow_note_wf_idx")]
+        indexes = [models.Index(fields=["workflow_id", "-at"], name="workflow_note_wf_idx"),
+                   # One person's notes of the last hour: the note rate limit (console/notes/services.py).
+                   models.Index(fields=["user", "at"], name="workflow_note_user_at_idx")]
 
     def __str__(self):
         return f"note {self.pk} on workflow {self.workflow_id} by {self.username}"
