@@ -87,6 +87,7 @@ def main() -> None:
         os.environ.setdefault("SECRET_KEY", "bench-only")
         # A configured database requires a callback token of full length; the bench sends none.
         os.environ.setdefault("WCS_CALLBACK_TOKEN", "bench-only-callback-token-" + "x" * 24)
+        os.environ.setdefault("METRICS_TOKEN", "bench-only-metrics-token-" + "x" * 24)
 
     django_on_private_database("recovery-cycle")
     try:
@@ -299,6 +300,7 @@ def drain_with_runners(n: int, share: float, runners: int) -> None:
     env = {**os.environ, "DATABASE_URL": database_url("tidy-bench-runner"),
            "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only"),
            "WCS_CALLBACK_TOKEN": os.environ.get("WCS_CALLBACK_TOKEN", "bench-only-" + "t" * 24),
+           "METRICS_TOKEN": os.environ.get("METRICS_TOKEN", "bench-only-" + "m" * 24),
            "LOG_LEVEL": "WARNING", "RECOVERY_SHARDS": str(runners)}
     env.pop("EMBEDDED_DATABASE_URL", None)
     procs = [subprocess.Popen([sys.executable, "-c", RUNNER, "600", "10", str(runners)], cwd=ROOT, env=env,

@@ -11,14 +11,14 @@ class ConsoleConfig(AppConfig):
     def ready(self):
         # The entry point of the app (the top of the console's layers, docs/architecture.md §2):
         # the append-only checks, and the signal receivers (role changes, the lockout log line,
-        # each person's language at sign-in, the log line of each repair attempt) and the
-        # database-role checks, which register themselves when imported.
+        # each person's language at sign-in, sign-in as a terminal's activity, the log line of each
+        # repair attempt) and the database-role checks, which register themselves when imported.
         from console import languages  # noqa: F401
         from console.notes.checks import check_notes_are_append_only
         from console.notifications.checks import check_acknowledgements_are_append_only
         from console.repair import signals  # noqa: F401
         from console.repair.checks import check_audit_is_append_only
-        from console.security import checks, role_audit, throttling  # noqa: F401
+        from console.security import checks, role_audit, terminals, throttling  # noqa: F401
 
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)

@@ -615,6 +615,26 @@ GROUP BY action
 """
 
 
+# tidy_notification_deliveries_total: every recorded attempt (console.notifications.delivery
+# writes one per try, sent or failed). Attempts are never deleted, and they are few (one per
+# message and retry), so they are counted whole; the delivery's channel through its primary key
+# (console_notificationdelivery_pkey).
+NOTIFICATION_DELIVERY_COUNTS = """
+SELECT d.channel,
+       a.ok,
+       count(*) AS total
+FROM console_notificationdeliveryattempt AS a
+JOIN console_notificationdelivery AS d
+  ON d.id = a.delivery_id
+GROUP BY d.channel, a.ok
+"""
+
+# One person's note posts one at a time (console.notes.services.note_create): a transaction-scoped
+# advisory lock on (namespace, user id folded into 31 bits), so two posts at once cannot both pass
+# the rate limit's count. Parameters: %(namespace)s and %(key)s.
+NOTE_RATE_LOCK = "SELECT pg_advisory_xact_lock(%(namespace)s, %(key)s)"
+
+
 # One run of a batch re-check at a time (console.repair.batch): a session-level advisory lock
 # on (namespace, batch id), held for the whole run and released at its end, or by PostgreSQL
 # when the worker's connection dies. A second delivery of the task finds it taken and leaves.

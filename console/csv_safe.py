@@ -1,10 +1,11 @@
 """CSV cells a spreadsheet will not run.
 
-A cell that starts with = + - @ (or a tab or carriage return, which some spreadsheets skip
-before looking for one of those) is taken for a formula when the file is opened: text an
+A cell that starts with = + - @ is taken for a formula when the file is opened: text an
 operator typed, such as a reason `=HYPERLINK("http://...")`, would become a live link or worse.
-Such text cells get a leading apostrophe, which spreadsheets show as text and do not display.
-Numbers, dates and empty cells are left as they are.
+Spreadsheets skip leading white space (spaces, tabs, line breaks, no-break spaces) before they
+look, so " =1" and "\n=1" are formulas too; and a cell that starts with a tab or a carriage
+return is treated as one whatever follows. Such text cells get a leading apostrophe, which
+spreadsheets show as text and do not display. Numbers, dates and empty cells are left as they are.
 """
 
 import csv
@@ -12,10 +13,11 @@ import csv
 from django.http import StreamingHttpResponse
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_SIGNS = ("=", "+", "-", "@")
 
 
 def safe_cell(value):
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    if isinstance(value, str) and (value.startswith(FORMULA_STARTS) or value.lstrip().startswith(FORMULA_SIGNS)):
         return "'" + value
     return value
 

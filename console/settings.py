@@ -82,6 +82,19 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_BY_DEFAULT)
 # Set only when a TLS proxy in front strips or sets this header itself, e.g. X-Forwarded-Proto=https.
 SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 SESSION_COOKIE_HTTPONLY = True
+# Shared floor terminals (console/security/terminals.py): a session ends SESSION_IDLE_MINUTES
+# (about a shift) after its person's last request, a live refresh not counted, and its cookie
+# when the browser closes; signed-in answers are never cached. The language cookie is Secure
+# (on a configured database) and SameSite like the session cookie, and no script reads it.
+SESSION_IDLE_MINUTES = env_int("SESSION_IDLE_MINUTES", 480, minimum=5, maximum=7 * 24 * 60)
+SESSION_COOKIE_AGE = SESSION_IDLE_MINUTES * 60
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+LANGUAGE_COOKIE_SECURE = env_bool("LANGUAGE_COOKIE_SECURE", SECURE_BY_DEFAULT)
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
+# Error reports (the DEBUG page included) hide DATABASE_URL and webhook URLs as well as Django's
+# usual secret-looking names.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "console.security.error_reports.ConsoleExceptionReporterFilter"
 
 # Content Security Policy on every page: only our own scripts and styles, no inline code and no
 # eval (htmx is configured for this in templates/base.html).
@@ -170,6 +183,11 @@ CONSOLE_REFRESH_SECONDS = env_int("CONSOLE_REFRESH_SECONDS", 10, minimum=2, maxi
 STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1, maximum=7 * 24 * 60)
 # Shift start times (warehouse time): the handover page's shift boundaries.
 SHIFT_STARTS = env_times("SHIFT_STARTS", "06:00,14:00,22:00")
+# Rows each section of the handover page shows (the newest of the shift); the rest are one link
+# away, and the CSV is complete.
+HANDOVER_SECTION_ROWS = env_int("HANDOVER_SECTION_ROWS", 50, minimum=5, maximum=1000)
+# Notes one person may add in any 60 minutes; one more is answered 429 and nothing is stored.
+NOTES_PER_USER_PER_HOUR = env_int("NOTES_PER_USER_PER_HOUR", 60, minimum=1, maximum=10_000)
 
 # --- notifications (console/notifications; README "Notifications") -------------------------
 # An unacknowledged notification escalates to shift leads after this long.
@@ -255,6 +273,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After sign-in and htmx: no-store on signed-in answers, the idle timeout's activity.
+    "console.security.terminals.SharedTerminalMiddleware",
     # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -315,8 +335,10 @@ Q_CLUSTER = {
 }
 
 # --- operations: health, metrics, logs, cache, retention (README "Operations") ---
-# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set.
+# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set; on a
+# configured database it must be set (checked at the end of this file).
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
+METRICS_TOKEN_MIN_LENGTH = 24
 # An ACTIVE workflow whose current job has not changed for this long is "stalled".
 STALLED_AFTER_MINUTES = env_int("STALLED_AFTER_MINUTES", 15, minimum=1)
 # Journal rows (recovery cycles and decisions, callback receipts, outbound requests) older than
@@ -339,3 +361,21 @@ if LOG_FORMAT == "json":
     import logging as _logging
 
     _logging.captureWarnings(True)  # a Python warning becomes a JSON line, not plain stderr text
+
+# --- refusals that need every value above (README "Security") ---------------------------------
+# Last, so a plain bad value is named first. A configured database is production until someone
+# says otherwise: /metrics shows the warehouse's state to whoever asks, so it needs a token, and
+# the DEBUG page shows code, settings and request data to whoever triggers an error.
+ALLOW_DEBUG_ON_CONFIGURED_DATABASE = env_bool("ALLOW_DEBUG_ON_CONFIGURED_DATABASE", False)
+if not EMBEDDED_DATABASE:
+    if len(METRICS_TOKEN) < METRICS_TOKEN_MIN_LENGTH:
+        raise ImproperlyConfigured(
+            f"METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set to at least {METRICS_TOKEN_MIN_LENGTH} characters "
+            f"when DATABASE_URL is set (Prometheus sends it as a bearer token); got {len(METRICS_TOKEN)}"
+        )
+    if DEBUG and not ALLOW_DEBUG_ON_CONFIGURED_DATABASE:
+        raise ImproperlyConfigured(
+            "DEBUG=true is refused when DATABASE_URL is set: the debug page shows settings, code and request "
+            "data to anyone who causes an error. Set ALLOW_DEBUG_ON_CONFIGURED_DATABASE=true to allow it on a "
+            "test installation."
+        )

@@ -71,18 +71,23 @@ class Received:
 
 
 class WebhookReceiver:
-    """An HTTP server that records every POST and answers with `status` (200 by default)."""
+    """An HTTP server that records every POST and answers with `status` (200 by default);
+    `on_request`, when set, is called with each request before the answer."""
 
     def __init__(self, port: int | None = None):
         self.port = port or free_port()
         self.requests: list[Received] = []
         self.status = 200
+        self.on_request = None
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
-                receiver.requests.append(Received(self.path, dict(self.headers), self.rfile.read(length)))
+                received = Received(self.path, dict(self.headers), self.rfile.read(length))
+                receiver.requests.append(received)
+                if receiver.on_request is not None:
+                    receiver.on_request(received)
                 self.send_response(receiver.status)
                 self.send_header("Content-Type", "text/plain")
                 self.end_headers()

@@ -13,11 +13,12 @@ if not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMB
     os.environ["EMBEDDED_DB_DIR"] = tempfile.mkdtemp(prefix="tidy-test-db-")
     os.environ["TIDY_TEST_OWNS_EMBEDDED_DB"] = os.environ["EMBEDDED_DB_DIR"]
 
-# On a configured database start-up requires a real-looking callback token; the tests then use
-# their own fixed one (below). DEBUG is off there too, which would ask for collected, hashed static
+# On a configured database start-up requires real-looking callback and metrics tokens; the tests
+# then use their own fixed ones (below). DEBUG is off there too, which would ask for collected, hashed static
 # files: the tests serve the plain names from the finders, as on the embedded database.
 if os.environ.get("DATABASE_URL"):
     os.environ.setdefault("WCS_CALLBACK_TOKEN", "test-callback-token-not-for-production")
+    os.environ.setdefault("METRICS_TOKEN", "test-metrics-token-not-for-production")
     os.environ.setdefault("STATIC_MANIFEST", "false")
 
 from console.settings import *  # noqa: E402,F403
@@ -26,10 +27,14 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # The callback token the tests authenticate with, whatever database they run on.
 WCS_CALLBACK_TOKEN = "dev-wcs-token"
+# /metrics is scraped without a token, whatever database the tests run on (tests/test_metrics.py
+# sets one where it tests the token).
+METRICS_TOKEN = ""
 # The test client and the live test server speak plain http, on a configured database too (the
 # production values are tested in subprocesses: tests/test_security_settings.py).
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+LANGUAGE_COOKIE_SECURE = False
 # Cycles are not cut short by time on a loaded test machine; the budget's own tests pass theirs.
 RECOVERY_CYCLE_MAX_SECONDS = 60

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.db import DatabaseError, connection, transaction
 from django.urls import reverse
+from django.utils import timezone
 from django_q.models import Schedule
 
 from console.models import RoleChangeAudit
@@ -116,3 +117,85 @@ def test_shift_leads_see_the_role_changes_in_the_console(client, groups):
     assert "Role changes" in page.content.decode()
     client.force_login(make_user("op", OPERATOR))
     assert client.get(reverse("security")).status_code == 403
+
+
+# --- superuser, staff and active are roles too ---------------------------------------------------
+
+ORDINARY = {"is_superuser": False, "is_staff": False, "is_active": True}
+
+
+def _new_rows(known: set) -> list[dict]:
+    return list(RoleChangeAudit.objects.exclude(id__in=known).order_by("id").values(
+        "changed_by", "username", "before", "after", "flags_before", "flags_after", "via"))
+
+
+def test_granting_and_withdrawing_superuser_staff_and_active_are_role_changes(groups):
+    user = make_user("marta", OPERATOR)
+    known = set(RoleChangeAudit.objects.values_list("id", flat=True))
+    user.is_superuser = True
+    user.save()
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    user.first_name = "Marta"
+    user.save()  # no flag changed: no row
+    user.is_superuser = user.is_staff = False
+    user.is_active = False
+    user.save()
+    user.last_login = timezone.now()
+    user.save(update_fields=["last_login"])  # what a sign-in saves: no row
+    granted = {**ORDINARY, "is_superuser": True}
+    assert _new_rows(known) == [
+        {"changed_by": "", "username": "marta", "before": [OPERATOR], "after": [OPERATOR], "flags_before": ORDINARY,
+         "flags_after": granted, "via": "application"},
+        {"changed_by": "", "username": "marta", "before": [OPERATOR], "after": [OPERATOR], "flags_before": granted,
+         "flags_after": {**granted, "is_staff": True}, "via": "application"},
+        {"changed_by": "", "username": "marta", "before": [OPERATOR], "after": [OPERATOR],
+         "flags_before": {**granted, "is_staff": True}, "flags_after": {**ORDINARY, "is_active": False},
+         "via": "application"},
+    ]
+
+
+def test_an_account_created_as_superuser_is_recorded_and_an_ordinary_one_is_not(db):
+    known = set(RoleChangeAudit.objects.values_list("id", flat=True))
+    User.objects.create_user("plain", password="plain-password-for-tests")
+    User.objects.create_superuser("boss", password="boss-password-for-tests")
+    assert _new_rows(known) == [{"changed_by": "", "username": "boss", "before": [], "after": [],
+                                 "flags_before": ORDINARY, "flags_after": {**ORDINARY, "is_superuser": True,
+                                                                           "is_staff": True},
+                                 "via": "application"}]
+
+
+def test_a_superuser_granted_in_the_admin_is_one_row_with_the_groups(client, root, groups):
+    target = make_user("ivana", OPERATOR)
+    known = set(RoleChangeAudit.objects.values_list("id", flat=True))
+    client.force_login(root)
+    form = {**_change_form(target, [groups[SHIFT_LEAD].pk]), "is_superuser": "on", "is_staff": "on"}
+    response = client.post(f"/admin/auth/user/{target.pk}/change/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert _new_rows(known) == [{"changed_by": "root", "username": "ivana", "before": [OPERATOR],
+                                 "after": [SHIFT_LEAD], "flags_before": ORDINARY,
+                                 "flags_after": {"is_superuser": True, "is_staff": True, "is_active": True},
+                                 "via": "admin"}]
+    # Withdrawn again, groups untouched: one more row, by the admin.
+    form = _change_form(target, [groups[SHIFT_LEAD].pk])
+    del form["is_active"]
+    assert client.post(f"/admin/auth/user/{target.pk}/change/", form).status_code == 302
+    rows = _new_rows(known)
+    assert len(rows) == 2 and rows[1] == {
+        "changed_by": "root", "username": "ivana", "before": [SHIFT_LEAD], "after": [SHIFT_LEAD],
+        "flags_before": {"is_superuser": True, "is_staff": True, "is_active": True},
+        "flags_after": {**ORDINARY, "is_active": False}, "via": "admin"}
+
+
+def test_the_security_page_lists_a_superuser_grant(client, groups):
+    lead = make_user("lead", SHIFT_LEAD)
+    marta = make_user("marta", OPERATOR)
+    marta.is_superuser = True
+    marta.save()
+    client.force_login(lead)
+    page = client.get(reverse("security"))
+    assert page.status_code == 200
+    (change,) = [c for c in page.context["role_changes"] if c.username == "marta" and c.flags_before != c.flags_after]
+    assert ([str(x) for x in change.before_labels], [str(x) for x in change.after_labels]) == (
+        ["operator"], ["operator", "superuser"])
+    assert "operator, superuser" in page.content.decode()

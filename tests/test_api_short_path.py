@@ -121,3 +121,19 @@ def test_a_duplicate_with_a_new_stage_still_takes_the_lock_and_records_the_stage
     stages = rows("SELECT stage FROM alg.tidy_callback_event WHERE workflow_id = %s AND job_id = %s ORDER BY 1",
                   [created.workflow_id, created.first_job_id])
     assert stages == [("MOVE_FINISHED",), ("OUTBOUND_FINISHED",)]
+
+
+def test_a_callback_for_another_host_is_answered_400_and_changes_nothing(wms, client):
+    """The short path validates the Host against ALLOWED_HOSTS like every other path, before the
+    token, the body or the database are looked at."""
+    created, _ = create(wms, 1)
+    before = snapshot()
+    for endpoint, body in (("job-finish", {"job_id": created.first_job_id, "stage": "MOVE_FINISHED"}),
+                           ("job-status", {"job_id": created.first_job_id, "status": 3})):
+        response = post(client, endpoint, body, HTTP_HOST="evil.example")
+        assert response.status_code == 400, (endpoint, response.status_code)
+        assert response["X-Request-ID"]
+    assert client.get("/accounts/login/", HTTP_HOST="evil.example").status_code == 400  # as the long path does
+    assert diff(before, snapshot()) == {}
+    assert not CallbackReceipt.objects.exists()
+    assert finish(client, created.first_job_id).status_code == 200  # the allowed host still works

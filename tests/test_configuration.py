@@ -76,7 +76,7 @@ def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
 
 def test_wms_schema_against_an_unreachable_database_says_so():
     result = _manage("wms_schema", DATABASE_URL="postgresql://nobody@127.0.0.1:9/tidy", SECRET_KEY="x",
-                     WCS_CALLBACK_TOKEN="t" * 24)
+                     WCS_CALLBACK_TOKEN="t" * 24, METRICS_TOKEN="m" * 24)
     assert result.returncode == 1
     assert "cannot reach the database" in result.stderr
     assert "nothing was changed" in result.stderr

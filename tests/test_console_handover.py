@@ -3,6 +3,7 @@ shift parameter's validation, CSV with cells escaped against spreadsheet formula
 
 import csv
 import io
+import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -195,3 +196,72 @@ def test_the_shift_lists_notifications_raised_and_acknowledged_in_it(floor_now, 
     rows = list(csv.reader(io.StringIO(b"".join(client.get(HANDOVER, {"format": "csv"}).streaming_content).decode())))
     assert [r[0] for r in rows[1:]][-2:] == ["notification", "acknowledged"]
     assert rows[-1][3] == "operator" and rows[-2][4] == "stalled"
+
+
+# --- bounded pages, complete CSV ------------------------------------------------------------------
+
+
+def _bulk_notes(n: int, *, size: int, user=None, workflow_id: int = 7) -> None:
+    """`n` notes written now, each `size` characters (the longest a note may be), numbered."""
+    WorkflowNote.objects.bulk_create(
+        [WorkflowNote(workflow_id=workflow_id, user=user, username="flood", text=f"{i:05d}" + "n" * (size - 5))
+         for i in range(n)], batch_size=2000)
+
+
+def test_a_flood_of_notes_keeps_the_page_small_and_the_csv_complete(  # noqa: F811
+        wms, audit_truncate_allowed, client, personas, settings):  # noqa: F811
+    """20,000 notes of 2,000 characters in one shift (40 MB of text): the page shows the newest
+    HANDOVER_SECTION_ROWS and says how many more there are; the CSV streams every one."""
+    settings.HANDOVER_SECTION_ROWS = 50
+    _bulk_notes(20_000, size=2000)
+    client.force_login(personas["supervisor"])
+    response = client.get(HANDOVER)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert len(response.content) < 1_000_000, len(response.content)  # about 130 kB; 41 MB before
+    shown = [int(t) for t in re.findall(r'<p class="note-text">(\d{5})n', html)]
+    assert shown == list(range(19_950, 20_000))  # the newest 50, in the order they were written
+    assert "(20,000)" in html and "and 19,950 more" in html
+    more = re.search(r'<a href="([^"]*section=notes[^"]*)"', html).group(1).replace("&amp;", "&")
+
+    first = client.get(more)
+    assert first.status_code == 200 and len(first.content) < 1_000_000
+    page_one = [int(t) for t in re.findall(r'<p class="note-text">(\d{5})n', first.content.decode())]
+    assert page_one == list(range(200))
+    assert "Page 1 of 100" in first.content.decode() and "Paused in this shift" not in first.content.decode()
+    last = client.get(more + "&page=100").content.decode()
+    assert [int(t) for t in re.findall(r'<p class="note-text">(\d{5})n', last)] == list(range(19_800, 20_000))
+    assert "Page 100 of 100" in client.get(more + "&page=999").content.decode()  # past the end: the last
+
+    export = client.get(HANDOVER, {"format": "csv"})
+    assert export.streaming
+    rows = list(csv.reader(io.StringIO(b"".join(export.streaming_content).decode())))
+    notes = [r for r in rows[1:] if r[0] == "note"]
+    assert len(notes) == 20_000 and notes[0][5] == "00000" + "n" * 1995 and notes[-1][5].startswith("19999")
+
+
+def test_every_section_says_how_many_it_leaves_out(floor_now, client, personas, settings):  # noqa: F811
+    settings.HANDOVER_SECTION_ROWS = 5
+    for i in range(6):
+        RepairAudit.objects.create(username="operator", action="REISSUE", workflow_id=1000 + i, outcome="APPLIED",
+                                   reason_code="JOB_LOST")
+    client.force_login(personas["supervisor"])
+    html = client.get(HANDOVER).content.decode()
+    assert "(7)" in html and "and 2 more" in html  # 1 + 6 repairs, 5 shown
+    assert "and 1 more" not in html  # the other sections are complete
+    report = floor.handover(shift=shift_at(timezone.now()), limit=5)
+    assert [a.workflow_id for a in report.repairs] == [1001, 1002, 1003, 1004, 1005]  # the newest five
+    assert report.totals["repairs"] == 7 and report.more["repairs"] == 2 and report.more["notes"] == 0
+
+
+@pytest.mark.parametrize("params,field", [
+    ({"section": "everything"}, "section"),
+    ({"section": "notes", "page": "0"}, "page"),
+    ({"section": "notes", "page": "²"}, "page"),
+    ({"section": "notes", "page": "1x"}, "page"),
+])
+def test_a_bad_section_or_page_is_a_400_naming_the_field(wms, personas, client, params, field):  # noqa: F811
+    client.force_login(personas["operator"])
+    response = client.get(HANDOVER, params)
+    assert response.status_code == 400
+    assert f"{field}: " in response.content.decode()

@@ -1,11 +1,16 @@
 """Workflow notes: any console role adds one (form and htmx), append-only in PostgreSQL itself,
-validated (400 naming the field), 403 and nothing written without a role."""
+validated (400 naming the field), 403 and nothing written without a role, at most
+NOTES_PER_USER_PER_HOUR per person (429, nothing written)."""
+
+from datetime import timedelta
 
 import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from console.models import WorkflowNote
+from console.notes.services import NoteRateLimited, note_create
 from tests.console_personas import personas  # noqa: F401  (fixture)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
@@ -125,3 +130,44 @@ def test_the_system_check_reports_a_disabled_note_trigger(workflow):
         assert error.id == "console.E120" and "console_workflownote_no_update_delete" in error.msg
         transaction.set_rollback(True)
     assert check_notes_are_append_only(databases=["default"]) == []
+
+
+# --- one person's notes are rate-limited -----------------------------------------------------------
+
+
+def test_a_person_past_the_hourly_limit_gets_429_and_nothing_is_stored(workflow, client, personas, settings):  # noqa: F811
+    settings.NOTES_PER_USER_PER_HOUR = 3
+    client.force_login(personas["operator"])
+    for i in range(3):
+        assert client.post(add_url(workflow), {"text": f"note {i}"}).status_code == 303
+    refused = client.post(add_url(workflow), {"text": "one too many"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    html = refused.content.decode()
+    assert "You have added 3 notes in the last hour, as many as one person may." in html
+    assert "This note was not saved" in html and "one too many" in html  # the text is kept in the form
+    assert [r[2] for r in note_rows()] == ["note 0", "note 1", "note 2"]
+    # htmx gets the form back with the message (it does not swap a 4xx answer); still nothing stored.
+    again = client.post(add_url(workflow), {"text": "still too many"}, headers={"HX-Request": "true"})
+    assert again.status_code == 200 and "as many as one person may" in again.content.decode()
+    assert len(note_rows()) == 3
+
+    # Another person is not affected; and an hour after the oldest, the operator may write again.
+    client.force_login(personas["supervisor"])
+    assert client.post(add_url(workflow), {"text": "supervisor's note"}).status_code == 303
+    operator = personas["operator"]
+    with pytest.raises(NoteRateLimited) as limited:
+        note_create(workflow_id=workflow.workflow_id, text="x", user=operator)
+    wait = limited.value.retry_after
+    assert timedelta(minutes=59) < wait <= timedelta(hours=1)
+    note_create(workflow_id=workflow.workflow_id, text="an hour later", user=operator,
+                now=timezone.now() + wait + timedelta(seconds=1))
+    assert note_rows()[-1][1:] == ("operator", "an hour later")
+
+
+def test_the_workflow_page_keeps_its_cap_on_notes(workflow, client, personas):  # noqa: F811
+    WorkflowNote.objects.bulk_create([WorkflowNote(workflow_id=workflow.workflow_id, username="flood", text=f"n{i}")
+                                      for i in range(250)])
+    client.force_login(personas["supervisor"])
+    html = client.get(reverse("workflow-detail", args=[workflow.workflow_id])).content.decode()
+    assert html.count('<p class="note-text">') == 200

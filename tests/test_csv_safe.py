@@ -13,13 +13,15 @@ from tests.console_personas import personas  # noqa: F401  (fixture)
 
 
 @pytest.mark.parametrize("text", ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)",
-                                  "\t=1+1", "\r=1+1", "=", "-"])
+                                  "\t=1+1", "\r=1+1", "=", "-",
+                                  # Spreadsheets skip leading white space before looking for a formula.
+                                  " =1", "\n=1+1", "\r\n=cmd", "  \n\t @SUM(A1)", "\u00a0+1", "\u3000-1", "\x0b=1"])
 def test_it_makes_formula_text_inert(text):
     assert safe_cell(text) == "'" + text
 
 
-@pytest.mark.parametrize("value", ["Job vanished at 02:10", " =1", "", "a=b", "'quoted", 42, -3, 1.5, None, True,
-                                   datetime(2026, 12, 1, 2, 10)])
+@pytest.mark.parametrize("value", ["Job vanished at 02:10", " x=1", "\nnote", "", "   ", "a=b", "'quoted", 42, -3,
+                                   1.5, None, True, datetime(2026, 12, 1, 2, 10)])
 def test_it_leaves_other_cells_alone(value):
     assert safe_cell(value) == value
 

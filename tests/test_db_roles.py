@@ -59,7 +59,8 @@ def _url_as(role: str) -> str:
 
 def _check_as(role: str) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "console.settings", "DATABASE_URL": _url_as(role),
-           "SECRET_KEY": SECRET, "WCS_CALLBACK_TOKEN": "t" * 24, "ALLOWED_HOSTS": "console.example"}
+           "SECRET_KEY": SECRET, "WCS_CALLBACK_TOKEN": "t" * 24, "METRICS_TOKEN": "m" * 24,
+           "ALLOWED_HOSTS": "console.example"}
     return subprocess.run([sys.executable, "manage.py", "check", "--database", "default", "--fail-level", "WARNING"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 

@@ -76,7 +76,8 @@ def test_the_catalogue_holds_every_string_marked_in_the_sources(tmp_path):
         [sys.executable, "manage.py", "makemessages", "-l", "zh_Hans", "--no-obsolete", "--no-location"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "console.settings",
-             "DATABASE_URL": "postgresql://localhost/tidy", "SECRET_KEY": "x" * 50, "WCS_CALLBACK_TOKEN": "t" * 24})
+             "DATABASE_URL": "postgresql://localhost/tidy", "SECRET_KEY": "x" * 50, "WCS_CALLBACK_TOKEN": "t" * 24,
+             "METRICS_TOKEN": "m" * 24})
     assert result.returncode == 0, result.stderr
     extracted = {_entry_key(e) for e in polib.pofile(str(tmp_path / "locale/zh_Hans/LC_MESSAGES/django.po"))}
     committed = {_entry_key(e) for e in polib.pofile(str(PO))}

@@ -305,3 +305,45 @@ def test_the_wcs_api_answers_english_whatever_the_language_asked_for(wms, client
     assert response.status_code == 400
     body = json.loads(response.content)
     assert body["field"] == "event_id" and "contains a control character (U+0007)" in body["message"]
+
+
+def test_a_long_handover_section_and_its_pages_speak_chinese(shift_events, client, personas, settings):  # noqa: F811
+    settings.HANDOVER_SECTION_ROWS = 5
+    WorkflowNote.objects.bulk_create([WorkflowNote(workflow_id=shift_events["stalled"].workflow_id, username="lena",
+                                                   text=f"备注 {i}") for i in range(11)])
+    client.force_login(personas["supervisor"])
+    html = page(client, reverse("handover"))
+    assert [part for part in left_on(html, allow={"lena"}) if part not in ("Re-issue job", "Re-check and resume")] \
+        == []
+    chinese(html, "…… 另有 7 条。", "逐页查看全部", "（CSV 包含每一行）")
+    alone = page(client, reverse("handover"), {"section": "notes"})
+    assert left_on(alone, allow={"lena"}) == []
+    chinese(alone, "← 完整交接班", "第 1 页，共 1 页", "本班次写的备注")
+    refused = page(client, reverse("handover"), {"section": "notes", "page": "x"}, status=400)
+    assert left_on(refused) == []
+    chinese(refused, "page: </span>请给出从 1 起的页码")
+
+
+def test_a_note_past_the_hourly_limit_is_refused_in_chinese(wms, audit_truncate_allowed, client, personas,  # noqa: F811
+                                                            settings):
+    settings.NOTES_PER_USER_PER_HOUR = 1
+    workflow = wms.build("healthy")
+    client.force_login(personas["operator"])
+    url = reverse("workflow-note-add", args=[workflow.workflow_id])
+    assert client.post(url, {"text": "第一条"}, headers=ZH).status_code == 303
+    response = client.post(url, {"text": "第二条"}, headers=ZH)
+    assert response.status_code == 429
+    html = response.content.decode()
+    assert left_on(html) == []
+    chinese(html, "您在过去一小时内已添加 1 条备注，已达每人上限。此备注未保存；")
+
+
+def test_a_superuser_grant_on_the_security_page_speaks_chinese(client, personas):  # noqa: F811
+    marta = make_user("marta", OPERATOR)
+    marta.is_superuser = True
+    marta.is_active = False
+    marta.save()
+    client.force_login(personas["shiftlead"])
+    html = page(client, reverse("security"))
+    assert left_on(html, allow={"marta"}) == []
+    chinese(html, "操作员, 超级用户, 已停用")

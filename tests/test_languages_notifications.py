@@ -299,7 +299,8 @@ def test_a_notification_kept_without_its_values_shows_its_stored_text(notify_db)
 
 # --- the setting ----------------------------------------------------------------------------
 
-ENV = {"SECRET_KEY": "x", "DATABASE_URL": "postgresql://localhost/tidy", "WCS_CALLBACK_TOKEN": "t" * 24}
+ENV = {"SECRET_KEY": "x", "DATABASE_URL": "postgresql://localhost/tidy", "WCS_CALLBACK_TOKEN": "t" * 24,
+       "METRICS_TOKEN": "m" * 24}
 PRINT = "from django.conf import settings; print(settings.LANGUAGE_CODE, settings.NOTIFY_LANGUAGE)"
 
 

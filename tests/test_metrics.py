@@ -18,6 +18,7 @@ CONTRACT = [
     "tidy_retained_locks", "tidy_job_backlog", "tidy_job_oldest_age_seconds",
     "tidy_recovery_last_success_age_seconds", "tidy_recovery_last_cycle_duration_seconds",
     "tidy_recovery_decisions_total", "tidy_callbacks_total", "tidy_notifications_open",
+    "tidy_notification_deliveries_total",
 ]
 REASONS = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_FINISH_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH",
            "RECOVERY_JOB_MISSING"]
@@ -53,6 +54,8 @@ def test_it_exposes_every_contract_metric_on_an_empty_database(transactional_db,
     assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="REFUSED_PAUSED") == 0
     assert value(samples, "tidy_recovery_last_success_age_seconds") == math.inf
     assert math.isnan(value(samples, "tidy_recovery_last_cycle_duration_seconds"))
+    assert {value(samples, "tidy_notification_deliveries_total", channel=c, outcome=o)
+            for c in ("email", "webhook", "log") for o in ("sent", "failed")} == {0}
 
 
 def test_it_counts_what_the_warehouse_holds(wms, client, settings):
@@ -217,3 +220,36 @@ def test_refused_callbacks_count_every_request_though_401s_share_a_row(wms, clie
     assert CallbackReceipt.objects.filter(outcome="UNAUTHORIZED").count() == 1
     samples = scrape(client)
     assert value(samples, "tidy_callbacks_total", endpoint="job-finish", outcome="UNAUTHORIZED") == 3
+
+
+def test_pause_reason_labels_are_the_known_codes_and_other(wms, client):
+    """A pause reason is WMS text: whatever it holds, it never becomes a label value of its own, so
+    the number of series is fixed (the known codes plus `other`)."""
+    wms.build("paused", reason="RECOVERY_JOB_MISSING")
+    wms.build("paused", reason="Vendor tool said: tray stuck\r\nsee log")
+    wms.build("paused", reason="x" * 500)
+    wms.build("paused", reason=None)
+    wms.build("paused", reason="recovery_job_missing")  # codes are compared exactly
+    samples = scrape(client)
+    labels = {dict(labels)["reason"] for name, labels in samples if name == "tidy_paused_workflows"}
+    assert labels == {*REASONS, "other"}
+    assert value(samples, "tidy_paused_workflows", reason="other") == 4
+    assert value(samples, "tidy_paused_workflows", reason="RECOVERY_JOB_MISSING") == 1
+
+
+def test_notification_delivery_attempts_are_counted_per_channel_and_outcome(wms, client):
+    from console.models import Notification, NotificationDelivery, NotificationDeliveryAttempt
+
+    now = timezone.now()
+    n = Notification.objects.create(event="paused", dedup_key="paused:1", subject="s", url_path="/", opened_at=now,
+                                    last_seen_at=now, workflow_id=1)
+    mail = NotificationDelivery.objects.create(notification=n, channel="email", severity="warning", next_attempt_at=now)
+    hook = NotificationDelivery.objects.create(notification=n, channel="webhook", severity="warning",
+                                               next_attempt_at=now)
+    for delivery, ok in ((mail, False), (mail, False), (mail, True), (hook, True)):
+        NotificationDeliveryAttempt.objects.create(delivery=delivery, at=now, ok=ok, duration_ms=1)
+    samples = scrape(client)
+    counted = {(c, o): value(samples, "tidy_notification_deliveries_total", channel=c, outcome=o)
+               for c in ("email", "webhook", "log") for o in ("sent", "failed")}
+    assert counted == {("email", "sent"): 1, ("email", "failed"): 2, ("webhook", "sent"): 1, ("webhook", "failed"): 0,
+                       ("log", "sent"): 0, ("log", "failed"): 0}

@@ -196,3 +196,126 @@ def test_the_schedule_is_declared_once_every_minute(transactional_db):
     ensure_notification_schedule()
     (row,) = Schedule.objects.filter(name=SCHEDULE_NAME)
     assert (row.func, row.schedule_type, row.minutes, row.repeats) == (TASK_FUNC, Schedule.MINUTES, 1, -1)
+
+
+# --- one bad delivery never blocks the others ---------------------------------------------------
+
+POISON = "RECOVERY_JOB_MISSING\r\nBcc: attacker@evil.example"
+
+
+def _deliveries_of(workflow_id: int) -> list[NotificationDelivery]:
+    return list(NotificationDelivery.objects.filter(notification__workflow_id=workflow_id).order_by("channel"))
+
+
+def test_a_pause_reason_with_cr_lf_goes_out_on_one_line_and_what_follows_is_delivered(
+        notify_db, smtp_server, webhook_receiver, settings):
+    """The WMS can hold anything (design §3): a pause reason with CR/LF would make the e-mail subject
+    a header Django refuses. It is sent on one line, with nothing injected, and the notification of a
+    clean workflow paused afterwards still reaches the SMTP server and the webhook receiver."""
+    settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
+    settings.NOTIFY_EMAIL_TO = ["floor@warehouse.example"]
+    recovery_is_fresh()
+    poisoned = notify_db.build("paused", reason=POISON)
+    evaluate_notifications()
+    assert deliver_pending().sent == 2
+    clean = notify_db.build("paused")  # pauses after the poisoned one, as in the field
+    evaluate_notifications()
+    assert (deliver_pending().sent, deliver_pending().sent) == (2, 0)
+
+    subjects = [m.subject for m in smtp_server.messages]
+    assert subjects == [f"Workflow {poisoned.workflow_id} paused: RECOVERY_JOB_MISSING Bcc: attacker@evil.example",
+                        f"Workflow {clean.workflow_id} paused: RECOVERY_JOB_MISSING"]
+    for mail in smtp_server.messages:
+        assert mail.rcpt_tos == ["floor@warehouse.example"]  # nobody added by the WMS text
+        assert mail.message["Bcc"] is None and "\r" not in mail.subject and "\n" not in mail.subject
+    hooks = [r.json() for r in webhook_receiver.requests]
+    assert [(h["workflow_id"], h["subject"]) for h in hooks] == [
+        (poisoned.workflow_id, subjects[0]), (clean.workflow_id, subjects[1])]
+    assert hooks[0]["reason"] == POISON  # the data itself, JSON-escaped, stays what the WMS holds
+    assert {(d.channel, d.state, d.attempts) for w in (poisoned, clean) for d in _deliveries_of(w.workflow_id)} == {
+        ("email", "sent", 1), ("webhook", "sent", 1)}
+
+
+def test_a_delivery_that_raises_is_a_failed_attempt_with_backoff_and_the_run_goes_on(
+        notify_db, smtp_server, webhook_receiver, settings, client):
+    """Whatever a sender raises (here Django refusing a recipient with CR/LF in it, a ValueError
+    that is neither an SMTP nor a network error) is that delivery's failed attempt: recorded,
+    retried with backoff, counted, and the deliveries queued after it are sent in the same run."""
+    settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
+    settings.NOTIFY_RETRY_BASE_SECONDS = 30
+    recovery_is_fresh()
+    settings.NOTIFY_EMAIL_TO = ["floor@warehouse.example\r\nBcc: attacker@evil.example"]
+    first = notify_db.build("paused")
+    evaluate_notifications()
+    settings.NOTIFY_EMAIL_TO = ["floor@warehouse.example"]
+    second = notify_db.build("paused")
+    evaluate_notifications()
+    t0 = timezone.now()
+
+    report = deliver_pending(now=t0)
+    assert (report.sent, report.failed) == (3, 1)
+    bad, first_hook = _deliveries_of(first.workflow_id)
+    assert (bad.channel, bad.state, bad.attempts, bad.next_attempt_at) == ("email", "pending", 1,
+                                                                           t0 + timedelta(seconds=30))
+    assert bad.last_error.startswith(("BadHeaderError: ", "ValueError: ")), bad.last_error
+    assert [(a.ok, a.error) for a in bad.attempt_rows.all()] == [(False, bad.last_error)]
+    assert first_hook.state == "sent"
+    assert [m.rcpt_tos for m in smtp_server.messages] == [["floor@warehouse.example"]]
+    assert smtp_server.messages[0].subject == f"Workflow {second.workflow_id} paused: RECOVERY_JOB_MISSING"
+    assert [r.json()["workflow_id"] for r in webhook_receiver.requests] == [first.workflow_id, second.workflow_id]
+
+    assert deliver_pending(now=t0 + timedelta(seconds=29)).failed == 0  # not due yet
+    assert deliver_pending(now=t0 + timedelta(seconds=30)).failed == 1
+    bad.refresh_from_db()
+    assert (bad.attempts, bad.next_attempt_at) == (2, t0 + timedelta(seconds=90))
+
+    from tests.test_metrics import scrape, value
+
+    samples = scrape(client)
+    assert value(samples, "tidy_notification_deliveries_total", channel="email", outcome="failed") == 2
+    assert value(samples, "tidy_notification_deliveries_total", channel="email", outcome="sent") == 1
+    assert value(samples, "tidy_notification_deliveries_total", channel="webhook", outcome="sent") == 2
+    assert value(samples, "tidy_notification_deliveries_total", channel="webhook", outcome="failed") == 0
+
+
+def test_a_delivery_whose_database_connection_dies_is_recorded_as_failed_and_the_run_goes_on(
+        notify_db, settings):
+    """A failure outside the sender (here the delivering connection is terminated while the webhook
+    is answered, so its attempt cannot be written): the attempt is recorded as failed with backoff on
+    a new connection, and the next delivery is sent in the same run."""
+    from django.db import connection
+
+    settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
+    settings.NOTIFY_RETRY_BASE_SECONDS = 30
+    recovery_is_fresh()
+    receiver = WebhookReceiver()
+    settings.NOTIFY_WEBHOOK_URL = receiver.url
+    try:
+        first, second = notify_db.build("paused"), notify_db.build("paused")
+        evaluate_notifications()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            (pid,) = cursor.fetchone()
+
+        def terminate_once(received):
+            if len(receiver.requests) == 1:
+                from recovery.lease import connect_direct
+
+                other = connect_direct("tidy-test-terminator")
+                try:
+                    other.execute("SELECT pg_terminate_backend(%s)", [pid])
+                finally:
+                    other.close()
+
+        receiver.on_request = terminate_once
+        t0 = timezone.now()
+        report = deliver_pending(now=t0)
+    finally:
+        receiver.stop()
+    assert (report.sent, report.failed) == (1, 1)
+    (lost,) = _deliveries_of(first.workflow_id)
+    assert (lost.state, lost.attempts, lost.next_attempt_at) == ("pending", 1, t0 + timedelta(seconds=30))
+    assert lost.last_error.startswith(("OperationalError: ", "InterfaceError: ")), lost.last_error
+    (sent,) = _deliveries_of(second.workflow_id)
+    assert (sent.state, sent.attempts) == ("sent", 1)
+    assert [r.json()["workflow_id"] for r in receiver.requests] == [first.workflow_id, second.workflow_id]

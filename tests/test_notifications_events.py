@@ -190,3 +190,16 @@ def test_open_counts_cover_every_event(notify_db):
     assert counts == {**dict.fromkeys(Event.values, 0), "paused": 2, "recovery_stale": 1}
     Notification.objects.filter(event="recovery_stale").update(state="acknowledged")
     assert open_notification_counts()["recovery_stale"] == 0
+
+
+def test_a_pause_reason_longer_than_a_notification_keeps_does_not_stop_the_evaluation(notify_db, settings):
+    """The WMS can hold a pause reason of any length; the evaluation keeps its first 200 characters
+    and opens every notification, the others included (one long reason made each evaluation fail)."""
+    settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
+    recovery_is_fresh()
+    long = notify_db.build("paused", reason="VENDOR_" + "X" * 493)
+    clean = notify_db.build("paused")
+    report = evaluate_notifications()
+    assert sorted(report.opened) == sorted([f"paused:{long.workflow_id}", f"paused:{clean.workflow_id}"])
+    assert Notification.objects.get(workflow_id=long.workflow_id).reason == ("VENDOR_" + "X" * 493)[:200]
+    assert evaluate_notifications().opened == []  # the same cause, not a new one each minute

@@ -155,6 +155,7 @@ def test_a_real_qcluster_runs_the_batch(repair_db, operator, client, settings):
     location = submit(client, sorted([*fixed, unfixed]))["Location"]
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url("tidy-test-qcluster"),
            "SECRET_KEY": settings.SECRET_KEY, "DEBUG": "1",  # the same key signs and reads queued tasks
+           "ALLOW_DEBUG_ON_CONFIGURED_DATABASE": "1",
            "WCS_CALLBACK_TOKEN": "dev-wcs-token-for-the-qcluster-test", "Q_SYNC": "0",
            "Q_WORKERS": "3"}  # one worker runs the recovery runner
     proc = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,

@@ -19,6 +19,7 @@ from console.management.demo import DemoUsersRefused, ensure_demo_users
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION_SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
 TOKEN = "wcs-token-" + "7" * 20
+METRICS_TOKEN = "metrics-token-" + "8" * 20
 
 
 def _test_database_url() -> str:
@@ -37,7 +38,8 @@ def _run(code_or_args, env: dict, *, python_code: bool = False) -> subprocess.Co
 
 def production_env(**extra) -> dict:
     return {"DATABASE_URL": _test_database_url(), "SECRET_KEY": PRODUCTION_SECRET,
-            "ALLOWED_HOSTS": "console.warehouse.example", "WCS_CALLBACK_TOKEN": TOKEN, **extra}
+            "ALLOWED_HOSTS": "console.warehouse.example", "WCS_CALLBACK_TOKEN": TOKEN, "METRICS_TOKEN": METRICS_TOKEN,
+            **extra}
 
 
 SHOW_SETTINGS = """
@@ -62,7 +64,7 @@ def _settings(env: dict) -> dict:
 
 
 @pytest.mark.django_db
-def test_it_passes_check_deploy_with_only_the_four_production_variables():
+def test_it_passes_check_deploy_with_only_the_five_production_variables():
     result = _run(["check", "--deploy", "--fail-level", "WARNING"], production_env())
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -115,6 +117,11 @@ def test_each_secure_setting_has_its_own_variable():
     ({"WCS_CALLBACK_TOKEN": "", "DEBUG": "true"}, "WCS_CALLBACK_TOKEN"),
     ({"SECRET_KEY": "", "DEBUG": "true"}, "SECRET_KEY must be set"),
     ({"SECURE_PROXY_SSL_HEADER": "https"}, "SECURE_PROXY_SSL_HEADER must look like"),
+    ({"METRICS_TOKEN": ""}, "METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set"),
+    ({"METRICS_TOKEN": "m" * 23}, "METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set to at least 24 characters"),
+    ({"METRICS_TOKEN": "", "DEBUG": "true", "ALLOW_DEBUG_ON_CONFIGURED_DATABASE": "true"}, "METRICS_TOKEN"),
+    ({"DEBUG": "true"}, "DEBUG=true is refused when DATABASE_URL is set"),
+    ({"DEBUG": "1", "ALLOW_DEBUG_ON_CONFIGURED_DATABASE": "false"}, "ALLOW_DEBUG_ON_CONFIGURED_DATABASE=true"),
 ])
 def test_start_up_refuses_a_configured_database_without_real_secrets(env, message):
     result = _run(["check"], production_env(**env))
@@ -125,10 +132,54 @@ def test_start_up_refuses_a_configured_database_without_real_secrets(env, messag
 
 @pytest.mark.django_db
 def test_debug_never_picks_a_secret():
-    values = _settings(production_env(DEBUG="true"))
+    values = _settings(production_env(DEBUG="true", ALLOW_DEBUG_ON_CONFIGURED_DATABASE="true"))
     assert values["DEBUG"] is True
     assert values["SECRET_KEY"] == PRODUCTION_SECRET
     assert values["WCS_CALLBACK_TOKEN"] == TOKEN
+
+
+@pytest.mark.django_db
+def test_the_metrics_token_can_come_from_a_file(tmp_path):
+    path = tmp_path / "metrics-token"
+    path.write_text("from-a-file-" + "f" * 20 + "\n")
+    env = production_env(METRICS_TOKEN_FILE=str(path))
+    del env["METRICS_TOKEN"]
+    result = _run(["shell", "-c", "from django.conf import settings; print(settings.METRICS_TOKEN)"], env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == "from-a-file-" + "f" * 20
+
+
+PASSWORD = "hunter2-database-password"
+ERROR_PAGE = f"""
+import django, sys
+django.setup()
+from django.test import RequestFactory
+from django.views.debug import ExceptionReporter
+request = RequestFactory().get("/", DATABASE_URL="postgresql://tidy:{PASSWORD}@db.example/wms",
+                               HTTP_AUTHORIZATION="Bearer metrics-secret")
+try:
+    raise RuntimeError("boom")
+except RuntimeError:
+    page = ExceptionReporter(request, *sys.exc_info()).get_traceback_html()
+print("shown" if {PASSWORD!r} in page or "metrics-secret" in page else "hidden")
+print("filtered" if "DATABASE_URL" in page else "absent")
+"""
+
+
+@pytest.mark.django_db
+def test_the_debug_page_masks_the_database_url():
+    """The DEBUG page (and the error e-mails, which use the same filter) shows DATABASE_URL masked,
+    as a setting and in the request's environment. Django's own filter would show the password."""
+    # Nothing connects to it: the page is rendered without a database.
+    env = production_env(DEBUG="true", ALLOW_DEBUG_ON_CONFIGURED_DATABASE="true",
+                         DATABASE_URL=f"postgresql://tidy:{PASSWORD}@db.example/wms")
+    result = _run(ERROR_PAGE, env, python_code=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["hidden", "filtered"]
+    plain = _run(ERROR_PAGE.replace("django.setup()", "django.setup()\nfrom django.conf import settings\n"
+                                    "settings.DEFAULT_EXCEPTION_REPORTER_FILTER = "
+                                    "'django.views.debug.SafeExceptionReporterFilter'"), env, python_code=True)
+    assert plain.stdout.split()[0] == "shown"  # the test can tell: Django's default would show it
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """The console's tables in Django admin, read-only, and the admin rules (README, "Security"):
 the admin site admits superusers only (console.admin_site.ConsoleAdminSite), django-q2's
-schedules cannot be edited, and every change of a user's groups is recorded."""
+schedules cannot be edited, and every change of a user's groups and of its superuser, staff and
+active flags is recorded."""
 
 from django.contrib import admin
 from django.contrib.auth import get_user_model
@@ -19,7 +20,7 @@ from console.models import (
     RoleChangeAudit,
     UserLanguage,
 )
-from console.security.role_audit import admin_role_change
+from console.security.role_audit import admin_before, admin_record, admin_saving
 
 
 @admin.register(RepairAudit)
@@ -50,7 +51,7 @@ class UserLanguageAdmin(ReadOnlyAdmin):
 
 @admin.register(RoleChangeAudit)
 class RoleChangeAuditAdmin(ReadOnlyAdmin):
-    list_display = ("id", "at", "changed_by", "username", "before", "after", "via")
+    list_display = ("id", "at", "changed_by", "username", "before", "after", "flags_before", "flags_after", "via")
     search_fields = ("username", "changed_by")
     ordering = ("-id",)
 
@@ -65,11 +66,22 @@ admin.site.register(Schedule, ReadOnlyScheduleAdmin)
 
 
 class RoleAuditedUserAdmin(UserAdmin):
-    """Every save that changes a user's groups writes one RoleChangeAudit row."""
+    """Every save that changes a user's groups or its superuser, staff and active flags writes one
+    RoleChangeAudit row (the state before is read in save_model, the row written after
+    save_related; the signal handlers stand aside for the whole form view)."""
+
+    def changeform_view(self, request, *args, **kwargs):
+        with admin_saving():
+            return super().changeform_view(request, *args, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        obj._console_audit_before = admin_before(obj)
+        super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
-        with admin_role_change(user=form.instance, changed_by=request.user.get_username()):
-            super().save_related(request, form, formsets, change)
+        super().save_related(request, form, formsets, change)
+        admin_record(user=form.instance, before=form.instance._console_audit_before,
+                     changed_by=request.user.get_username())
 
 
 User = get_user_model()

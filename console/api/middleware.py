@@ -7,7 +7,9 @@ htmx or sign-in lockout, no Content-Security-Policy for a page. For paths under
 middleware after it never runs for the API. What runs before it still does: the request id
 (echoed, bound to the log lines) and SecurityMiddleware (HTTPS redirect, HSTS, nosniff).
 The view keeps its own security: the token check, the body size and content-type limits and
-the hardened JSON parsing (console/api/views.py, console/api/parsing.py).
+the hardened JSON parsing (console/api/views.py, console/api/parsing.py). The Host header is
+validated here against ALLOWED_HOSTS, as CommonMiddleware does on the long path: a request for
+another host is answered 400 before the view runs.
 
 A path under the prefix that resolves to nothing falls through to the ordinary chain, which
 answers its 404 as for any other path.
@@ -40,6 +42,8 @@ class ApiShortPathMiddleware:
             match = _resolve(request.path_info, get_urlconf() or settings.ROOT_URLCONF)
         except Resolver404:
             return self.get_response(request)
+        # DisallowedHost (a SuspiciousOperation) becomes the same 400 as on every other path.
+        request.get_host()
         request.resolver_match = match
         response = match.func(request, *match.args, **match.kwargs)
         if not response.streaming and not response.has_header("Content-Length"):

@@ -9,8 +9,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy
 
-from console.floor.selectors import ActiveFilters
-from console.input_checks import no_control_characters
+from console.floor.selectors import SECTIONS, ActiveFilters
+from console.input_checks import is_ascii_int, no_control_characters
 from console.pages import cursor_field
 from console.readers import Cursor
 from console.readers.shifts import Shift, shift_starting, shift_starts
@@ -53,6 +53,17 @@ class HandoverForm(forms.Form):
                             help_text=gettext_lazy("YYYY-MM-DD@HH:MM, a shift start in warehouse time"))
     format = forms.ChoiceField(required=False, choices=[("", gettext_lazy("page")), ("html", gettext_lazy("page")),
                                                          ("csv", "CSV")])
+    # One section alone, page by page (the overview's "and M more" links here).
+    section = forms.ChoiceField(required=False, choices=[("", "")] + [(name, name) for name in SECTIONS])
+    page = forms.CharField(required=False, max_length=7, strip=True)
+
+    def clean_page(self) -> int:
+        text = self.cleaned_data.get("page")
+        if not text:
+            return 1
+        if not is_ascii_int(text, minimum=1, maximum=1_000_000):
+            raise ValidationError(gettext("Give a page number from 1, written with the digits 0-9."), code="invalid")
+        return int(text)
 
     def clean_shift(self) -> Shift | None:
         text = self.cleaned_data.get("shift")

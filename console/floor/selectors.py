@@ -9,6 +9,7 @@ still leaves such a workflow alone; these pages only make it visible.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
@@ -201,6 +202,17 @@ class OpenPause:
         return origin_label(self.origin)
 
 
+# The handover's sections, in the page's order. Each shows at most HANDOVER_SECTION_ROWS rows: the
+# newest of what happened in the shift (in the order it happened), the first of what holds now
+# (longest waiting first), with "and M more" linking to the section's own pages. A flood (20,000
+# notes in one shift) therefore never makes the page larger than a few hundred kilobytes; the CSV
+# export stays complete and streams (handover_export).
+SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notifications", "acknowledgements", "notes")
+# Sections about the shift, whose newest rows the page shows; the others are about now.
+SHIFT_SECTIONS = frozenset({"paused", "repairs", "notifications", "acknowledgements", "notes"})
+SECTION_PAGE_ROWS = 200
+
+
 @dataclass
 class Handover:
     shift: Shift
@@ -213,37 +225,100 @@ class Handover:
     notes: list  # WorkflowNote rows written in the shift
     notifications: list  # Notification rows opened in the shift
     acknowledgements: list  # NotificationAcknowledgement rows recorded in the shift
+    totals: dict[str, int] = field(default_factory=dict)  # rows of each section in all, shown or not
+    section: str | None = None  # one section, page by page; None: every section, its first rows
+    page: int = 1
+    pages: int = 1
     stalled_after: timedelta = field(default_factory=stalled_after)
 
     @property
     def current(self) -> bool:
         return self.shift.contains(self.now)
 
+    @property
+    def more(self) -> dict[str, int]:
+        """Rows of each section that the overview leaves out (a section shown alone has its pager)."""
+        if self.section is not None:
+            return dict.fromkeys(SECTIONS, 0)
+        return {name: self.totals.get(name, 0) - len(getattr(self, name)) for name in SECTIONS}
 
-def handover(*, shift: Shift) -> Handover:
+
+def _section_querysets(shift: Shift) -> dict:
+    """Every section but `stalled` (a computed list), in its display order."""
     window = {"gte": shift.start, "lt": shift.end}
+    return {
+        "paused": RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
+                                                  decided_at__lt=window["lt"]).order_by("decided_at", "pk"),
+        "repairs": RepairAudit.objects.filter(stage=RepairAudit.Stage.APPLY, at__gte=window["gte"],
+                                              at__lt=window["lt"]).order_by("at", "pk"),
+        "still_open": TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
+        .order_by("updated_at", "workflow_id"),  # tidy_workflow_status_idx
+        "proposals": CancelProposal.objects.filter(status=CancelProposal.Status.PENDING)
+        .select_related("proposed_by").order_by("proposed_at", "pk"),
+        "notes": WorkflowNote.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
+        .order_by("at", "pk"),  # the index on at
+        "notifications": Notification.objects.filter(opened_at__gte=window["gte"], opened_at__lt=window["lt"])
+        .order_by("opened_at", "pk"),
+        "acknowledgements": NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
+        .select_related("notification").order_by("at", "pk"),
+    }
+
+
+def _open_pause(w) -> OpenPause:
+    return OpenPause(w.workflow_id, w.pause_reason, w.origin, w.updated_at)
+
+
+def _shown(name: str, rows, total: int, *, section: str | None, page: int, limit: int) -> list:
+    """The rows a page shows of one section: the overview's first (or newest) `limit`, or one page
+    of a section shown alone. `rows` is a queryset or, for `stalled`, a list."""
+    if section is not None:
+        start = (page - 1) * SECTION_PAGE_ROWS
+        return list(rows[start:start + SECTION_PAGE_ROWS])
+    if name in SHIFT_SECTIONS and total > limit:
+        return list(rows.reverse()[:limit])[::-1]  # the newest, in the order they happened
+    return list(rows[:limit])
+
+
+def handover(*, shift: Shift, section: str | None = None, page: int = 1, limit: int | None = None) -> Handover:
+    """The handover of `shift`: every section's first rows (at most `limit`, HANDOVER_SECTION_ROWS)
+    and its total, or with `section` that section alone, SECTION_PAGE_ROWS a page (a page past
+    the last shows the last)."""
+    limit = settings.HANDOVER_SECTION_ROWS if limit is None else limit
     now = timezone.now()
-    paused = list(RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
-                                                  decided_at__lt=window["lt"]).order_by("decided_at", "pk"))
-    repairs = list(RepairAudit.objects.filter(stage=RepairAudit.Stage.APPLY, at__gte=window["gte"],
-                                              at__lt=window["lt"]).order_by("at", "pk"))
-    still_open = [OpenPause(w.workflow_id, w.pause_reason, w.origin, w.updated_at)
-                  for w in TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
-                  .order_by("updated_at", "workflow_id")]  # tidy_workflow_status_idx
-    proposals = list(CancelProposal.objects.filter(status=CancelProposal.Status.PENDING)
-                     .select_related("proposed_by").order_by("proposed_at"))
-    notes = list(WorkflowNote.objects.filter(at__gte=window["gte"], at__lt=window["lt"]).order_by("at", "pk"))
-    notifications = list(Notification.objects.filter(opened_at__gte=window["gte"], opened_at__lt=window["lt"])
-                         .order_by("opened_at", "pk"))
-    acknowledgements = list(NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
-                            .select_related("notification").order_by("at", "pk"))
+    sources = _section_querysets(shift)
+    shown, totals = {}, {}
+    pages = 1
+    for name in SECTIONS:
+        if section is not None and name != section:
+            shown[name] = []
+            continue
+        rows = stalled_workflows(now=now) if name == "stalled" else sources[name]
+        totals[name] = len(rows) if name == "stalled" else rows.count()
+        if section is not None:
+            pages = max(1, -(-totals[name] // SECTION_PAGE_ROWS))
+            page = min(max(page, 1), pages)
+        shown[name] = _shown(name, rows, totals[name], section=section, page=page, limit=limit)
+    shown["still_open"] = [_open_pause(w) for w in shown["still_open"]]
     # What the page shows for stored values, in the reader's language.
-    for decision in paused:
+    for decision in shown["paused"]:
         decision.source_label = DECISION_SOURCE_LABELS.get(decision.source) or decision.source.lower()
-    for audit in repairs:
+    for audit in shown["repairs"]:
         audit.outcome_label, audit.outcome_code = repair_outcome(audit.outcome)
-    with_texts(notifications)
-    with_texts([a.notification for a in acknowledgements])
-    return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
-                    stalled=stalled_workflows(now=now), proposals=proposals, notes=notes,
-                    notifications=notifications, acknowledgements=acknowledgements)
+    with_texts(shown["notifications"])
+    with_texts([a.notification for a in shown["acknowledgements"]])
+    return Handover(shift=shift, now=now, totals=totals, section=section, page=page if section else 1, pages=pages,
+                    **shown)
+
+
+# The CSV's order of sections (the page's, with the notes before the notifications as before).
+CSV_SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notes", "notifications", "acknowledgements")
+
+
+def handover_export(*, shift: Shift, now: datetime):
+    """(section, row) for every row of every section, whatever its size, read in chunks while the
+    CSV streams: one chunk in memory at a time, never the whole shift (`/handover/?format=csv`)."""
+    sources = _section_querysets(shift)
+    for name in CSV_SECTIONS:
+        rows = stalled_workflows(now=now) if name == "stalled" else sources[name].iterator(chunk_size=1000)
+        for row in rows:
+            yield name, _open_pause(row) if name == "still_open" else row

@@ -51,9 +51,10 @@ def handover(request):
         return render(request, "console/handover.html", {"form": form, "field_errors": field_errors(form),
                                                          "report": None}, status=400)
     shift = form.cleaned_data["shift"] or shift_at(timezone.now())
-    report = floor.handover(shift=shift)
     if form.cleaned_data.get("format") == "csv":
-        return handover_csv(report)
+        return handover_csv(shift)
+    report = floor.handover(shift=shift, section=form.cleaned_data["section"] or None,
+                            page=form.cleaned_data["page"])
     return render(request, "console/handover.html", {
         "form": form, "report": report, "shift": shift,
         "previous": shift_before(shift), "next": shift_after(shift),
@@ -65,33 +66,40 @@ def handover(request):
 HANDOVER_CSV_HEADER = ("section", "time", "workflow", "who", "what", "detail")
 
 
-def handover_rows(report: floor.Handover):
+def _csv_row(name: str, row, now) -> tuple:
     from console.templatetags.console_tags import format_duration
 
+    if name == "paused":
+        return ("paused", row.decided_at.isoformat(), row.workflow_id, row.source.lower(), row.reason, row.rule)
+    if name == "repairs":
+        return ("repair", row.at.isoformat(), row.workflow_id, row.username, row.action,
+                f"{row.outcome} {row.reason_code}: {row.reason_text}".strip())
+    if name == "still_open":
+        return ("still paused", row.paused_since.isoformat(), row.workflow_id, "", row.pause_reason or "",
+                f"paused for {format_duration(now - row.paused_since)}")
+    if name == "stalled":
+        return ("stalled", row.job_updated_at.isoformat(), row.workflow_id, "", row.job_id,
+                f"status {row.job_status}, unchanged for {format_duration(now - row.job_updated_at)}")
+    if name == "proposals":
+        return ("cancel proposal", row.proposed_at.isoformat(), row.workflow_id, row.proposed_by.get_username(),
+                row.reason_code, row.reason_text)
+    if name == "notes":
+        return ("note", row.at.isoformat(), row.workflow_id, row.username, "note", row.text)
+    if name == "notifications":
+        return ("notification", row.opened_at.isoformat(), row.workflow_id or "", row.severity, row.event,
+                f"{row.state}: {row.subject}")
+    return ("acknowledged", row.at.isoformat(), row.notification.workflow_id or "", row.username,
+            row.notification.event, row.notification.subject)
+
+
+def handover_rows(shift, now):
+    """The whole shift, every section complete (the page shows the first rows of each): read in
+    chunks while the answer streams."""
     yield HANDOVER_CSV_HEADER
-    for d in report.paused:
-        yield ("paused", d.decided_at.isoformat(), d.workflow_id, d.source.lower(), d.reason, d.rule)
-    for a in report.repairs:
-        yield ("repair", a.at.isoformat(), a.workflow_id, a.username, a.action,
-               f"{a.outcome} {a.reason_code}: {a.reason_text}".strip())
-    for o in report.still_open:
-        yield ("still paused", o.paused_since.isoformat(), o.workflow_id, "", o.pause_reason or "",
-               f"paused for {format_duration(report.now - o.paused_since)}")
-    for s in report.stalled:
-        yield ("stalled", s.job_updated_at.isoformat(), s.workflow_id, "", s.job_id,
-               f"status {s.job_status}, unchanged for {format_duration(report.now - s.job_updated_at)}")
-    for p in report.proposals:
-        yield ("cancel proposal", p.proposed_at.isoformat(), p.workflow_id, p.proposed_by.get_username(),
-               p.reason_code, p.reason_text)
-    for n in report.notes:
-        yield ("note", n.at.isoformat(), n.workflow_id, n.username, "note", n.text)
-    for n in report.notifications:
-        yield ("notification", n.opened_at.isoformat(), n.workflow_id or "", n.severity, n.event,
-               f"{n.state}: {n.subject}")
-    for a in report.acknowledgements:
-        yield ("acknowledged", a.at.isoformat(), a.notification.workflow_id or "", a.username,
-               a.notification.event, a.notification.subject)
+    for name, row in floor.handover_export(shift=shift, now=now):
+        yield _csv_row(name, row, now)
 
 
-def handover_csv(report: floor.Handover):
-    return streaming_csv(handover_rows(report), filename=report.shift.start.strftime("handover-%Y-%m-%d-%H%M.csv"))
+def handover_csv(shift):
+    return streaming_csv(handover_rows(shift, timezone.now()),
+                         filename=shift.start.strftime("handover-%Y-%m-%d-%H%M.csv"))

@@ -179,16 +179,19 @@ class WorkflowNote(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["workflow_id", "-at"], name="workflow_note_wf_idx")]
+        indexes = [models.Index(fields=["workflow_id", "-at"], name="workflow_note_wf_idx"),
+                   # One person's notes of the last hour: the note rate limit (console/notes/services.py).
+                   models.Index(fields=["user", "at"], name="workflow_note_user_at_idx")]
 
     def __str__(self):
         return f"note {self.pk} on workflow {self.workflow_id} by {self.username}"
 
 
 class RoleChangeAudit(models.Model):
-    """One row per change of a user's groups (console roles): who changed whose roles, when,
-    and the groups before and after. Append-only in the database like RepairAudit (migration
-    0003). No foreign keys: the record outlives the accounts it names."""
+    """One row per change of a user's roles: its groups (console roles) or its superuser, staff
+    and active flags; who changed whose roles, when, and both before and after. Append-only in
+    the database like RepairAudit (migration 0003). No foreign keys: the record outlives the
+    accounts it names."""
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     changed_by = models.CharField(max_length=150, blank=True,
@@ -197,6 +200,10 @@ class RoleChangeAudit(models.Model):
     username = models.CharField(max_length=150)
     before = models.JSONField(default=list, help_text="group names before, sorted")
     after = models.JSONField(default=list, help_text="group names after, sorted")
+    # {"is_superuser": ..., "is_staff": ..., "is_active": ...}; null on rows written before they were
+    # kept (and by a release that does not know them, while an upgrade runs).
+    flags_before = models.JSONField(null=True, blank=True, help_text="superuser, staff and active flags before")
+    flags_after = models.JSONField(null=True, blank=True, help_text="superuser, staff and active flags after")
     via = models.CharField(max_length=32, help_text="admin or application")
 
     class Meta:

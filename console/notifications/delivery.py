@@ -6,10 +6,16 @@ pending and moves `next_attempt_at` by an exponential backoff (NOTIFY_RETRY_BASE
 doubling, at most NOTIFY_RETRY_MAX_SECONDS): nothing is dropped because a receiver was down.
 The webhook goes through recovery.wcs.http_request, which journals it in OutboundHttpRequest.
 E-mails and the webhook's subject are written in NOTIFY_LANGUAGE; the log line stays English.
+
+One delivery never blocks the others (docs/architecture.md §12): whatever a sender raises is
+that delivery's failed attempt, recorded with its backoff, and the run goes on. Subjects and
+headers carry WMS text (a pause reason can hold anything, CR/LF included), so their control
+characters are replaced before any channel sees them.
 """
 
 import json
 import logging
+import re
 import smtplib
 import time
 from dataclasses import dataclass
@@ -49,10 +55,23 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(cap, base * 2 ** min(max(attempts - 1, 0), 30)))
 
 
+# C0 and C1 control characters, DEL and the Unicode line and paragraph separators: anything a
+# mail header, a chat receiver or a text log could take for the end of a line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """Text for a subject or a header: every run of control characters becomes one space."""
+    return _CONTROL.sub(" ", text).strip()
+
+
 def _subject(delivery: NotificationDelivery) -> str:
-    """The subject in the active language (made again from the notification's kept values)."""
+    """The subject in the active language (made again from the notification's kept values), on
+    one line whatever the WMS text in it holds."""
     subject = messages.notification_subject(delivery.notification)
-    return messages.escalated_subject(subject) if delivery.kind == NotificationDelivery.Kind.ESCALATED else subject
+    if delivery.kind == NotificationDelivery.Kind.ESCALATED:
+        subject = messages.escalated_subject(subject)
+    return one_line(subject)
 
 
 def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
@@ -90,8 +109,8 @@ def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
             age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key)
     message = EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
                            to=list(delivery.recipients))
-    message.extra_headers["X-Tidy-Dedup-Key"] = n.dedup_key
-    message.extra_headers["X-Tidy-Severity"] = delivery.severity
+    message.extra_headers["X-Tidy-Dedup-Key"] = one_line(n.dedup_key)
+    message.extra_headers["X-Tidy-Severity"] = one_line(delivery.severity)
     try:
         get_connection(fail_silently=False).send_messages([message])
     except (smtplib.SMTPException, OSError) as exc:
@@ -127,6 +146,34 @@ SENDERS = {
 }
 
 
+def _attempt_failed(delivery: NotificationDelivery, at: datetime, error: str) -> None:
+    delivery.last_error = error
+    delivery.next_attempt_at = at + backoff(delivery.attempts)
+
+
+def _send(delivery: NotificationDelivery, at: datetime) -> str:
+    """Send one delivery; the error of a failed attempt, "" when it was sent. Any exception is a
+    failed attempt of this delivery alone (a header Django refuses, a malformed row, a bug in a
+    text): it must never abort the run and leave the row first in the queue. (A database error
+    here spoils the claiming transaction; `deliver_pending` then records the attempt in a
+    transaction of its own. No savepoint: the webhook's journal row of a failed request stays.)"""
+    try:
+        SENDERS[delivery.channel](delivery, at)
+    except DeliveryFailed as exc:
+        return _error_text(str(exc)) or "DeliveryFailed"
+    except Exception as exc:  # whatever it is (see the docstring)
+        log.exception("notification delivery %s by %s raised", delivery.pk, delivery.channel,
+                      extra={"notification_id": delivery.notification_id, "channel": delivery.channel})
+        return _error_text(f"{type(exc).__name__}: {exc}")
+    return ""
+
+
+def _error_text(text: str) -> str:
+    """An attempt's error as stored: one line (a NUL from a receiver's answer could not even be
+    stored in PostgreSQL), at most 2,000 characters."""
+    return one_line(text)[:2000]
+
+
 def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
     """Send one due delivery; None when another worker holds it or it is no longer due."""
     with transaction.atomic():
@@ -137,11 +184,7 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
             return None
         at = now or timezone.now()
         t0 = time.perf_counter()
-        error = ""
-        try:
-            SENDERS[delivery.channel](delivery, at)
-        except DeliveryFailed as exc:
-            error = str(exc)[:2000]
+        error = _send(delivery, at)
         ok = not error
         NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=ok, error=error,
                                                    duration_ms=round((time.perf_counter() - t0) * 1000, 3))
@@ -151,17 +194,37 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
             delivery.sent_at = at
             delivery.last_error = ""
         else:
-            delivery.last_error = error
-            delivery.next_attempt_at = at + backoff(delivery.attempts)
+            _attempt_failed(delivery, at, error)
         delivery.save(update_fields=["attempts", "state", "sent_at", "last_error", "next_attempt_at"])
     n = delivery.notification
     extra = {"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id, "channel": delivery.channel}
     if ok:
-        log.info("notification delivered by %s: %s", delivery.channel, n.subject, extra=extra)
+        log.info("notification delivered by %s: %s", delivery.channel, one_line(n.subject), extra=extra)
     else:
         log.warning("notification delivery by %s failed (attempt %s, next at %s): %s", delivery.channel,
                     delivery.attempts, delivery.next_attempt_at.isoformat(), error, extra=extra)
     return ok
+
+
+def _record_crash(delivery_id: int, now: datetime | None, exc: Exception) -> None:
+    """What `_deliver_one` could not record itself (its transaction failed, e.g. the attempt row
+    would not insert): a failed attempt with backoff, in a transaction of its own, so the row
+    moves back in the queue instead of staying first. If even this fails, the row is tried again
+    at the next run; the others are delivered meanwhile."""
+    error = _error_text(f"{type(exc).__name__}: {exc}")
+    try:
+        with transaction.atomic():
+            delivery = (NotificationDelivery.objects.select_for_update(skip_locked=True)
+                        .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING).first())
+            if delivery is None:
+                return
+            at = now or timezone.now()
+            NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=False, error=error, duration_ms=0)
+            delivery.attempts += 1
+            _attempt_failed(delivery, at, error)
+            delivery.save(update_fields=["attempts", "last_error", "next_attempt_at"])
+    except Exception:  # the run goes on; the next run tries the row again
+        log.exception("could not record the failed delivery %s", delivery_id)
 
 
 def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_seconds: float = 45.0) -> DeliveryReport:
@@ -175,7 +238,12 @@ def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_sec
     for delivery_id in ids:
         if time.monotonic() > deadline:
             break
-        ok = _deliver_one(delivery_id, now)
+        try:
+            ok = _deliver_one(delivery_id, now)
+        except Exception as exc:  # one delivery never stops the run
+            log.exception("notification delivery %s failed outside its sender", delivery_id)
+            _record_crash(delivery_id, now, exc)
+            ok = False
         if ok is True:
             report.sent += 1
         elif ok is False:

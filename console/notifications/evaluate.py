@@ -94,13 +94,18 @@ def default_paused_threshold() -> int:
     return settings.NOTIFY_PAUSED_TOO_LONG_MINUTES
 
 
+REASON_MAX_LENGTH = Notification._meta.get_field("reason").max_length
+
+
 def _paused_causes(now: datetime) -> list[Cause]:
     thresholds = paused_thresholds()
     causes = []
     # tidy_workflow_status_idx (status, updated_at); updated_at is when it paused.
     for wid, reason, since in (TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
                                .order_by("workflow_id").values_list("workflow_id", "pause_reason", "updated_at")):
-        reason = reason or ""
+        # WMS text of any length: cut to what a notification keeps, or one long reason would
+        # make every evaluation fail (docs/architecture.md §12).
+        reason = (reason or "")[:REASON_MAX_LENGTH]
         path = reverse("workflow-detail", args=[wid])
         ctx = {"workflow_id": wid, "reason": reason or "-"}
         causes.append(_cause(Event.PAUSED, f"paused:{wid}", ctx, url_path=path, workflow_id=wid, reason=reason,

@@ -18,6 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from console import console_sql
+from console.models import NotificationDelivery
 from console.notifications.selectors import open_notification_counts
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
@@ -25,6 +26,15 @@ from recovery.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
 
 DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
+# A pause reason is WMS text and can be anything: only the known codes are label values, every
+# other reason (and none) is counted as `other`, so the number of series stays fixed.
+OTHER_REASON = "other"
+KNOWN_REASONS = frozenset(r.value for r in PAUSE_REASONS)
+DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
+
+
+def reason_label(reason: str | None) -> str:
+    return reason if reason in KNOWN_REASONS else OTHER_REASON
 
 
 @dataclass
@@ -42,11 +52,12 @@ class MetricsSnapshot:
     callbacks: dict[tuple[str, str], int] = field(default_factory=dict)
     notifications_open: dict[str, int] = field(default_factory=dict)
     recovery_backlog: int = 0
+    deliveries: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 def metrics_snapshot() -> MetricsSnapshot:
     snap = MetricsSnapshot(
-        paused_by_reason={r.value: 0 for r in PAUSE_REASONS},
+        paused_by_reason={**dict.fromkeys(KNOWN_REASONS, 0), OTHER_REASON: 0},
         decisions=dict.fromkeys(DECISIONS, 0),
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )
@@ -58,7 +69,7 @@ def metrics_snapshot() -> MetricsSnapshot:
             if status == "ACTIVE":
                 snap.active += count
             else:
-                key = reason or "(none)"
+                key = reason_label(reason)
                 snap.paused_by_reason[key] = snap.paused_by_reason.get(key, 0) + count
                 oldest_paused.append(oldest_age)
         snap.paused_oldest_age = max(oldest_paused, default=0.0)
@@ -81,6 +92,11 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(console_sql.CALLBACK_COUNTS)
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
+        snap.deliveries = {(c.value, o): 0 for c in NotificationDelivery.Channel for o in DELIVERY_OUTCOMES.values()}
+        cursor.execute(console_sql.NOTIFICATION_DELIVERY_COUNTS)
+        for channel, ok, total in cursor.fetchall():
+            key = (channel, DELIVERY_OUTCOMES[ok])
+            snap.deliveries[key] = snap.deliveries.get(key, 0) + total
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
     return snap
@@ -134,6 +150,12 @@ class ConsoleCollector(Collector):
         for event, count in sorted(s.notifications_open.items()):
             notifications.add_metric([event], count)
         yield notifications
+        deliveries = CounterMetricFamily("tidy_notification_deliveries",
+                                         "Notification delivery attempts, per channel and outcome (sent, failed).",
+                                         labels=["channel", "outcome"])
+        for (channel, outcome), total in sorted(s.deliveries.items()):
+            deliveries.add_metric([channel, outcome], total)
+        yield deliveries
 
 
 def _authorized(request) -> bool:

@@ -113,6 +113,7 @@ class Processes:
     token: str
     snapshot_url: str
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    metrics_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     children: list[Child] = field(default_factory=list)
     _counter: int = 0
 
@@ -128,6 +129,8 @@ class Processes:
             "SECRET_KEY": self.secret_key,
             "DEBUG": "0",
             "WCS_CALLBACK_TOKEN": self.token,
+            # Start-up asks for one on a configured database; the replay never scrapes /metrics.
+            "METRICS_TOKEN": self.metrics_token,
             # The replay's own web server speaks plain http on 127.0.0.1: no redirect to https.
             "SECURE_SSL_REDIRECT": "0",
             "WCS_SNAPSHOT_URL": self.snapshot_url,

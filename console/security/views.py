@@ -1,5 +1,5 @@
 """The console's Security page, for shift leads: current sign-in lockouts, recent lockouts, and
-every change of a user's roles (RoleChangeAudit)."""
+every change of a user's roles (RoleChangeAudit: groups, superuser, staff, active)."""
 
 from axes.models import AccessAttempt, AccessFailureLog
 from django.conf import settings
@@ -17,14 +17,27 @@ from console.pages import console_page, render_page
 ROLE_LABELS = {roles.SUPERVISOR: gettext_lazy("supervisor"), roles.OPERATOR: gettext_lazy("operator"),
                roles.SHIFT_LEAD: gettext_lazy("shift lead")}
 VIA_LABELS = {"admin": gettext_lazy("admin"), "application": gettext_lazy("application")}
+# The account flags beside the groups: superuser and staff when set, and an account that may not
+# sign in (is_active off). A row written before flags were kept has none.
+FLAG_LABELS = {"is_superuser": gettext_lazy("superuser"), "is_staff": gettext_lazy("staff")}
+INACTIVE_LABEL = gettext_lazy("deactivated")
+
+
+def role_labels(groups: list[str], flags: dict) -> list[str]:
+    labels = [ROLE_LABELS.get(g, g) for g in groups]
+    labels += [label for flag, label in FLAG_LABELS.items() if flags.get(flag)]
+    if flags and flags.get("is_active") is False:
+        labels.append(INACTIVE_LABEL)
+    return labels
 
 
 def role_changes(limit: int = 200) -> list[RoleChangeAudit]:
-    """The latest role changes, newest first, each with `before_labels`, `after_labels` and `via_label`."""
+    """The latest role changes, newest first, each with `before_labels`, `after_labels` (groups and
+    flags) and `via_label`."""
     rows = list(RoleChangeAudit.objects.order_by("-id")[:limit])
     for row in rows:
-        row.before_labels = [ROLE_LABELS.get(g, g) for g in row.before]
-        row.after_labels = [ROLE_LABELS.get(g, g) for g in row.after]
+        row.before_labels = role_labels(row.before, row.flags_before or {})
+        row.after_labels = role_labels(row.after, row.flags_after or {})
         row.via_label = VIA_LABELS.get(row.via, row.via)
     return rows
 

@@ -27,10 +27,14 @@ def may_view(user) -> bool:
 
 
 @register.simple_tag
-def shift_url(shift, fmt: str = "") -> str:
+def shift_url(shift, fmt: str = "", section: str = "", page: int = 1) -> str:
     params = {"shift": shift.param}
     if fmt:
         params["format"] = fmt
+    if section:
+        params["section"] = section
+        if page > 1:
+            params["page"] = page
     return reverse("handover") + "?" + urlencode(params)
 
 
