@@ -335,8 +335,9 @@ Q_CLUSTER = {
 }
 
 # --- operations: health, metrics, logs, cache, retention (README "Operations") ---
-# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set; on a
-# configured database it must be set (checked at the end of this file).
+# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set. On a
+# configured database it stays closed (401) until one is set, and a token that is set must be
+# long enough (checked at the end of this file); the embedded development database leaves it open.
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 METRICS_TOKEN_MIN_LENGTH = 24
 # An ACTIVE workflow whose current job has not changed for this long is "stalled".
@@ -368,9 +369,9 @@ if LOG_FORMAT == "json":
 # the DEBUG page shows code, settings and request data to whoever triggers an error.
 ALLOW_DEBUG_ON_CONFIGURED_DATABASE = env_bool("ALLOW_DEBUG_ON_CONFIGURED_DATABASE", False)
 if not EMBEDDED_DATABASE:
-    if len(METRICS_TOKEN) < METRICS_TOKEN_MIN_LENGTH:
+    if METRICS_TOKEN and len(METRICS_TOKEN) < METRICS_TOKEN_MIN_LENGTH:
         raise ImproperlyConfigured(
-            f"METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set to at least {METRICS_TOKEN_MIN_LENGTH} characters "
+            f"METRICS_TOKEN (or METRICS_TOKEN_FILE) must be at least {METRICS_TOKEN_MIN_LENGTH} characters "
             f"when DATABASE_URL is set (Prometheus sends it as a bearer token); got {len(METRICS_TOKEN)}"
         )
     if DEBUG and not ALLOW_DEBUG_ON_CONFIGURED_DATABASE:

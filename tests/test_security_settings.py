@@ -71,6 +71,27 @@ def test_it_passes_check_deploy_with_only_the_five_production_variables():
 
 
 @pytest.mark.django_db
+def test_without_a_metrics_token_a_configured_database_starts_and_keeps_metrics_closed():
+    env = production_env()
+    del env["METRICS_TOKEN"]
+    result = _run(["check", "--deploy", "--fail-level", "WARNING"], env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    scrape = _run(CLOSED_SCRAPE, env, python_code=True)
+    assert scrape.returncode == 0, scrape.stderr
+    assert scrape.stdout.split() == ["401", "401"]
+
+
+CLOSED_SCRAPE = """
+import django
+django.setup()
+from django.test import Client
+c = Client(HTTP_HOST="console.warehouse.example")
+empty = c.get("/metrics", secure=True, headers={"Authorization": "Bearer "})
+print(c.get("/metrics", secure=True).status_code, empty.status_code)
+"""
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("variable,warning", [
     ("SECURE_SSL_REDIRECT", "security.W008"),
     ("SESSION_COOKIE_SECURE", "security.W012"),
@@ -117,9 +138,7 @@ def test_each_secure_setting_has_its_own_variable():
     ({"WCS_CALLBACK_TOKEN": "", "DEBUG": "true"}, "WCS_CALLBACK_TOKEN"),
     ({"SECRET_KEY": "", "DEBUG": "true"}, "SECRET_KEY must be set"),
     ({"SECURE_PROXY_SSL_HEADER": "https"}, "SECURE_PROXY_SSL_HEADER must look like"),
-    ({"METRICS_TOKEN": ""}, "METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set"),
-    ({"METRICS_TOKEN": "m" * 23}, "METRICS_TOKEN (or METRICS_TOKEN_FILE) must be set to at least 24 characters"),
-    ({"METRICS_TOKEN": "", "DEBUG": "true", "ALLOW_DEBUG_ON_CONFIGURED_DATABASE": "true"}, "METRICS_TOKEN"),
+    ({"METRICS_TOKEN": "m" * 23}, "METRICS_TOKEN (or METRICS_TOKEN_FILE) must be at least 24 characters"),
     ({"DEBUG": "true"}, "DEBUG=true is refused when DATABASE_URL is set"),
     ({"DEBUG": "1", "ALLOW_DEBUG_ON_CONFIGURED_DATABASE": "false"}, "ALLOW_DEBUG_ON_CONFIGURED_DATABASE=true"),
 ])
