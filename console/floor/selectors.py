@@ -223,7 +223,7 @@ class Handover:
 def handover(*, shift: Shift) -> Handover:
     window = {"gte": shift.start, "lt": shift.end}
     now = timezone.now()
-    paused = list(RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
+    paused = list(RecoveryDecision.objects.filter(action="PAUSE", observed=False, decided_at__gte=window["gte"],
                                                   decided_at__lt=window["lt"]).order_by("decided_at", "pk"))
     repairs = list(RepairAudit.objects.filter(stage=RepairAudit.Stage.APPLY, at__gte=window["gte"],
                                               at__lt=window["lt"]).order_by("at", "pk"))
