@@ -592,8 +592,8 @@ FROM (
 GROUP BY endpoint, outcome
 """
 
-# Decisions of the background recovery (source RECOVERY); callbacks and repairs journal theirs
-# with another source.
+# Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
+# repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).
 RECOVERY_DECISION_COUNTS = """
 SELECT action,
        sum(n)::bigint AS total
@@ -606,6 +606,7 @@ FROM (
     SELECT action, count(*)
     FROM recovery_recoverydecision
     WHERE source = 'RECOVERY'
+      AND NOT observed
       AND decided_at >= coalesce((SELECT folded_before
                                   FROM recovery_journalfold
                                   WHERE journal = 'decisions'), '-infinity')
@@ -653,3 +654,76 @@ SELECT extract(epoch FROM now() - newest.finished_at)::float8 AS age_seconds,
        END AS backlog
 FROM newest
 """
+
+
+# --- observe mode: /recovery/observe/ (docs/architecture.md §16) --------------------------------
+# What happened to a workflow after an observed decision, one name per row (`outcome`), earliest
+# first in this precedence: cancelled (the workflow is CANCELLED now); repaired (an operator repair
+# was applied after it); recovery (recovery applied a decision after it, in apply mode: `later_*`
+# say which); completed_by_callback / advanced_by_callback (a WCS finish advanced a step after it,
+# and the workflow is or is not COMPLETED now); unchanged. Whether that agrees with the observed
+# decision is console.operations.observe.agreement (pure), so the page and the 24-hour rates say
+# the same. The probes: the workflow's primary key, its decisions by (workflow_id, -decided_at),
+# its repair audit by (workflow_id, -id), its callback events by their identity key's first column.
+_OBSERVED_FROM = """
+FROM recovery_recoverydecision AS d
+LEFT JOIN alg.tidy_workflow AS w
+    ON w.workflow_id = d.workflow_id                            -- tidy_workflow_pkey
+LEFT JOIN LATERAL (
+    SELECT a.action, a.reason
+    FROM recovery_recoverydecision AS a
+    WHERE a.workflow_id = d.workflow_id                         -- recovery_re_workflo_ee9b9d_idx
+      AND NOT a.observed
+      AND a.decided_at > d.decided_at
+    ORDER BY a.decided_at, a.id
+    LIMIT 1
+) AS later ON true
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN w.status = 'CANCELLED' THEN 'cancelled'
+        WHEN EXISTS (SELECT 1
+                     FROM console_repairaudit AS r
+                     WHERE r.workflow_id = d.workflow_id        -- console_rep_workflo_cbe146_idx
+                       AND r.at > d.decided_at
+                       AND r.stage = 'APPLY'
+                       AND r.outcome = 'APPLIED'
+                       AND r.action IN ('RECHECK', 'REISSUE', 'RECONCILE_SOURCE', 'RECONCILE_TARGET',
+                                        'CANCEL_APPROVE')) THEN 'repaired'
+        WHEN later.action IS NOT NULL THEN 'recovery'
+        WHEN EXISTS (SELECT 1
+                     FROM alg.tidy_callback_event AS e
+                     WHERE e.workflow_id = d.workflow_id        -- tidy_callback_event_identity_key
+                       AND e.received_at > d.decided_at
+                       AND e.stage IN ('MOVE_FINISHED', 'OUTBOUND_FINISHED'))
+             THEN CASE WHEN w.status = 'COMPLETED' THEN 'completed_by_callback' ELSE 'advanced_by_callback' END
+        ELSE 'unchanged'
+    END AS outcome
+) AS after
+WHERE d.observed
+"""
+
+# Parameters: %(limit)s, and those of the optional conditions below. Newest first, one keyset page.
+OBSERVED_DECISIONS = """
+SELECT d.id, d.decided_at, d.cycle_id, d.workflow_id, d.step_id, d.action, d.reason, d.rule, d.fingerprint,
+       w.status AS workflow_status,
+       after.outcome,
+       later.action AS later_action,
+       coalesce(later.reason, '') AS later_reason
+""" + _OBSERVED_FROM + """{where}
+ORDER BY d.decided_at DESC, d.id DESC                           -- recovery_decision_observed_idx
+LIMIT %(limit)s
+"""
+
+OBSERVED_WHERE_ACTION = "  AND d.action = %(action)s\n"
+OBSERVED_WHERE_REASON = "  AND d.reason = %(reason)s\n"
+OBSERVED_WHERE_BEFORE = "  AND (d.decided_at, d.id) < (%(before_at)s, %(before_id)s)\n"
+
+# Parameter: %(since)s. The observed decisions since then, counted by what happened afterwards (the
+# agreement rate per action over the last 24 hours).
+OBSERVED_OUTCOME_COUNTS = """
+SELECT d.action, d.reason, after.outcome, later.action AS later_action, coalesce(later.reason, '') AS later_reason,
+       count(*) AS n
+""" + _OBSERVED_FROM + """  AND d.decided_at >= %(since)s                 -- recovery_decision_observed_idx
+GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
+"""
+
