@@ -63,3 +63,41 @@ def bar_chart(series: list[tuple[datetime, float]], *, width: int = 600, height:
         bars.append((round(i * slot + slot * 0.1, 1), round(PAD_TOP + usable - h, 1), round(slot * 0.8, 1),
                      round(h, 1)))
     return Chart(width, height, "", tuple(bars), y_max, series[0][0], series[-1][0], len(series))
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str  # a CSS class suffix: series-<name>
+    points: str  # "x,y x,y ..." for a <polyline>
+    dots: tuple[tuple[float, float], ...]  # each value's (x, y), for a <circle>
+
+
+@dataclass(frozen=True)
+class LinesChart:
+    width: int
+    height: int
+    lines: tuple[Line, ...]
+    y_max: float
+    count: int  # values drawn, all lines together
+
+    @property
+    def empty(self) -> bool:
+        return self.count == 0
+
+
+def lines_chart(series: dict[str, list[float | None]], *, width: int = 600, height: int = 160) -> LinesChart:
+    """Several lines over the same evenly spaced slots (e.g. weeks), one scale from 0 to a rounded
+    maximum; a missing value (None) is skipped, its neighbours joined."""
+    slots = max((len(values) for values in series.values()), default=0)
+    present = [v for values in series.values() for v in values if v is not None]
+    if not present:
+        return LinesChart(width, height, (), 0, 0)
+    y_max = _nice_max(max(present))
+    usable = height - PAD_TOP - PAD_BOTTOM
+    step = width / (slots - 1) if slots > 1 else 0
+    lines = []
+    for name, values in series.items():
+        dots = tuple((round(i * step if slots > 1 else width / 2, 1), round(PAD_TOP + usable - (v / y_max) * usable, 1))
+                     for i, v in enumerate(values) if v is not None)
+        lines.append(Line(name, " ".join(f"{x},{y}" for x, y in dots), dots))
+    return LinesChart(width, height, tuple(lines), y_max, len(present))

@@ -592,8 +592,8 @@ FROM (
 GROUP BY endpoint, outcome
 """
 
-# Decisions of the background recovery (source RECOVERY); callbacks and repairs journal theirs
-# with another source.
+# Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
+# repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).
 RECOVERY_DECISION_COUNTS = """
 SELECT action,
        sum(n)::bigint AS total
@@ -606,6 +606,7 @@ FROM (
     SELECT action, count(*)
     FROM recovery_recoverydecision
     WHERE source = 'RECOVERY'
+      AND NOT observed
       AND decided_at >= coalesce((SELECT folded_before
                                   FROM recovery_journalfold
                                   WHERE journal = 'decisions'), '-infinity')
@@ -672,4 +673,221 @@ SELECT extract(epoch FROM now() - newest.finished_at)::float8 AS age_seconds,
             ELSE (SELECT coalesce(sum(backlog), 0) FROM fresh_per_shard)::integer
        END AS backlog
 FROM newest
+"""
+
+
+# --- observe mode: /recovery/observe/ (docs/architecture.md §16) --------------------------------
+# What happened to a workflow after an observed decision, one name per row (`outcome`), earliest
+# first in this precedence: cancelled (the workflow is CANCELLED now); repaired (an operator repair
+# was applied after it); recovery (recovery applied a decision after it, in apply mode: `later_*`
+# say which); completed_by_callback / advanced_by_callback (a WCS finish advanced a step after it,
+# and the workflow is or is not COMPLETED now); unchanged. Whether that agrees with the observed
+# decision is console.operations.observe.agreement (pure), so the page and the 24-hour rates say
+# the same. The probes: the workflow's primary key, its decisions by (workflow_id, -decided_at),
+# its repair audit by (workflow_id, -id), its callback events by their identity key's first column.
+_OBSERVED_FROM = """
+FROM recovery_recoverydecision AS d
+LEFT JOIN alg.tidy_workflow AS w
+    ON w.workflow_id = d.workflow_id                            -- tidy_workflow_pkey
+LEFT JOIN LATERAL (
+    SELECT a.action, a.reason
+    FROM recovery_recoverydecision AS a
+    WHERE a.workflow_id = d.workflow_id                         -- recovery_re_workflo_ee9b9d_idx
+      AND NOT a.observed
+      AND a.decided_at > d.decided_at
+    ORDER BY a.decided_at, a.id
+    LIMIT 1
+) AS later ON true
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN w.status = 'CANCELLED' THEN 'cancelled'
+        WHEN EXISTS (SELECT 1
+                     FROM console_repairaudit AS r
+                     WHERE r.workflow_id = d.workflow_id        -- console_rep_workflo_cbe146_idx
+                       AND r.at > d.decided_at
+                       AND r.stage = 'APPLY'
+                       AND r.outcome = 'APPLIED'
+                       AND r.action IN ('RECHECK', 'REISSUE', 'RECONCILE_SOURCE', 'RECONCILE_TARGET',
+                                        'CANCEL_APPROVE')) THEN 'repaired'
+        WHEN later.action IS NOT NULL THEN 'recovery'
+        WHEN EXISTS (SELECT 1
+                     FROM alg.tidy_callback_event AS e
+                     WHERE e.workflow_id = d.workflow_id        -- tidy_callback_event_identity_key
+                       AND e.received_at > d.decided_at
+                       AND e.stage IN ('MOVE_FINISHED', 'OUTBOUND_FINISHED'))
+             THEN CASE WHEN w.status = 'COMPLETED' THEN 'completed_by_callback' ELSE 'advanced_by_callback' END
+        ELSE 'unchanged'
+    END AS outcome
+) AS after
+WHERE d.observed
+"""
+
+# Parameters: %(limit)s, and those of the optional conditions below. Newest first, one keyset page.
+OBSERVED_DECISIONS = """
+SELECT d.id, d.decided_at, d.cycle_id, d.workflow_id, d.step_id, d.action, d.reason, d.rule, d.fingerprint,
+       w.status AS workflow_status,
+       after.outcome,
+       later.action AS later_action,
+       coalesce(later.reason, '') AS later_reason
+""" + _OBSERVED_FROM + """{where}
+ORDER BY d.decided_at DESC, d.id DESC                           -- recovery_decision_observed_idx
+LIMIT %(limit)s
+"""
+
+OBSERVED_WHERE_ACTION = "  AND d.action = %(action)s\n"
+OBSERVED_WHERE_REASON = "  AND d.reason = %(reason)s\n"
+OBSERVED_WHERE_BEFORE = "  AND (d.decided_at, d.id) < (%(before_at)s, %(before_id)s)\n"
+
+# Parameter: %(since)s. The observed decisions since then, counted by what happened afterwards (the
+# agreement rate per action over the last 24 hours).
+OBSERVED_OUTCOME_COUNTS = """
+SELECT d.action, d.reason, after.outcome, later.action AS later_action, coalesce(later.reason, '') AS later_reason,
+       count(*) AS n
+""" + _OBSERVED_FROM + """  AND d.decided_at >= %(since)s                 -- recovery_decision_observed_idx
+GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
+"""
+
+
+
+# --- analytics: /analytics/ (docs/architecture.md §16) ------------------------------------------------
+# Two waits a warehouse manager targets: time to acknowledge (a notification opened -> someone
+# acknowledged it) and time to resolve (a workflow paused -> resumed by a repair, completed or
+# cancelled). Both as `episodes`: when it started, how long it took in seconds (NULL: not yet),
+# its reason code, the cargo space whose aisle it counts under, and its shift.
+#
+# A pause is an applied PAUSE decision (never an observed one); it ends at the first of: an applied
+# repair that resumes or cancels it (re-check, re-issue, reconcile, the approved cancel), the
+# workflow's completion, its cancellation; a workflow cannot pause again before it resumed, so the
+# first end after a pause is that pause's own. A notification is counted under its own reason code;
+# its aisle is that of the step the workflow's latest pause before it named, else of its first step;
+# a notification without a workflow (recovery stale, backlog) has no space.
+# The aisle of a space is computed in Python (SPACE_CODE_PATTERN is a Python expression) and given
+# as %(spaces)s / %(aisles)s; the shift is the latest of %(shift_starts)s (warehouse clock times,
+# %(tz)s) at or before the start, else the day's last. Parameters also: %(since)s (the earliest
+# start read), %(now)s.
+_EPISODES = """
+WITH episodes AS (
+    SELECT 'resolve' AS metric,
+           d.decided_at AS started_at,
+           extract(epoch FROM ends.ended_at - d.decided_at)::float8 AS seconds,
+           d.reason AS reason,
+           st.cargo_space_id AS space
+    FROM recovery_recoverydecision AS d
+    JOIN alg.tidy_workflow AS w
+        ON w.workflow_id = d.workflow_id                       -- tidy_workflow_pkey
+    LEFT JOIN alg.tidy_step AS st
+        ON st.step_id = d.step_id                              -- tidy_step_pkey
+    CROSS JOIN LATERAL (
+        SELECT min(t) AS ended_at
+        FROM (SELECT min(r.at) AS t
+              FROM console_repairaudit AS r
+              WHERE r.workflow_id = d.workflow_id              -- console_rep_workflo_cbe146_idx
+                AND r.at > d.decided_at
+                AND r.at <= %(now)s
+                AND r.stage = 'APPLY'
+                AND r.outcome = 'APPLIED'
+                AND r.action IN ('RECHECK', 'REISSUE', 'RECONCILE_SOURCE', 'RECONCILE_TARGET', 'CANCEL_APPROVE')
+              UNION ALL
+              SELECT w.completed_at
+              WHERE w.completed_at > d.decided_at
+                AND w.completed_at <= %(now)s
+              UNION ALL
+              SELECT w.updated_at
+              WHERE w.status = 'CANCELLED'
+                AND w.updated_at > d.decided_at
+                AND w.updated_at <= %(now)s) AS candidate
+    ) AS ends
+    WHERE d.action = 'PAUSE'
+      AND NOT d.observed
+      AND d.decided_at >= %(since)s                            -- recovery_decision_time_idx
+      AND d.decided_at <= %(now)s
+    UNION ALL
+    SELECT 'acknowledge',
+           n.opened_at,
+           CASE WHEN a.at <= %(now)s THEN extract(epoch FROM a.at - n.opened_at)::float8 END,
+           n.reason,
+           coalesce((SELECT ps.cargo_space_id
+                     FROM recovery_recoverydecision AS p
+                     JOIN alg.tidy_step AS ps
+                         ON ps.step_id = p.step_id
+                     WHERE p.workflow_id = n.workflow_id       -- recovery_re_workflo_ee9b9d_idx
+                       AND p.action = 'PAUSE'
+                       AND NOT p.observed
+                       AND p.decided_at <= n.opened_at
+                     ORDER BY p.decided_at DESC
+                     LIMIT 1),
+                    (SELECT fs.cargo_space_id
+                     FROM alg.tidy_step AS fs
+                     WHERE fs.workflow_id = n.workflow_id      -- tidy_step_workflow_step_no_key
+                     ORDER BY fs.step_no
+                     LIMIT 1))
+    FROM console_notification AS n
+    LEFT JOIN console_notificationacknowledgement AS a
+        ON a.notification_id = n.id                            -- its unique notification_id
+    WHERE n.opened_at >= %(since)s                             -- notification_state_idx / event_idx: a scan of
+      AND n.opened_at <= %(now)s                               -- the window's rows
+), placed AS (
+    SELECT e.metric, e.started_at, e.seconds, coalesce(e.reason, '') AS reason,
+           CASE WHEN e.space IS NULL THEN '' ELSE coalesce(m.aisle, 'other') END AS aisle,
+           coalesce((SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s
+                     WHERE s <= (e.started_at AT TIME ZONE %(tz)s)::time),
+                    (SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s)) AS shift
+    FROM episodes AS e
+    LEFT JOIN unnest(%(spaces)s::text[], %(aisles)s::text[]) AS m (space, aisle)
+        ON m.space = e.space
+)
+"""
+
+# p50 and p90 (percentile_cont over the finished episodes) with the counts, per metric and window
+# (7 and 30 days back from %(now)s), overall and by reason, by aisle and by shift. `dimension`
+# says which grouping a row is; the finished count is `done`, the rest `still_open`.
+ANALYTICS_PERCENTILES = _EPISODES + """
+SELECT p.metric,
+       w.days,
+       CASE WHEN grouping(p.reason) = 0 THEN 'reason'
+            WHEN grouping(p.aisle) = 0 THEN 'aisle'
+            WHEN grouping(p.shift) = 0 THEN 'shift'
+            ELSE 'all' END AS dimension,
+       coalesce(p.reason, p.aisle, to_char(p.shift, 'HH24:MI'), '') AS key,
+       count(p.seconds) AS done,
+       count(*) - count(p.seconds) AS still_open,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY p.seconds) AS p50,
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY p.seconds) AS p90
+FROM placed AS p
+JOIN (VALUES (7), (30)) AS w (days)
+    ON p.started_at >= %(now)s - make_interval(days => w.days)
+GROUP BY GROUPING SETS ((p.metric, w.days), (p.metric, w.days, p.reason), (p.metric, w.days, p.aisle),
+                        (p.metric, w.days, p.shift))
+ORDER BY p.metric, w.days, dimension, key
+"""
+
+# The weekly trend: p50 and p90 per metric and warehouse week (weeks start on Monday), for the
+# weeks from %(since)s on.
+ANALYTICS_WEEKLY = _EPISODES + """
+SELECT p.metric,
+       date_trunc('week', p.started_at AT TIME ZONE %(tz)s)::date AS week,
+       count(p.seconds) AS done,
+       count(*) - count(p.seconds) AS still_open,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY p.seconds) AS p50,
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY p.seconds) AS p90
+FROM placed AS p
+GROUP BY p.metric, week
+ORDER BY p.metric, week
+"""
+
+# Parameter: %(since)s. The cargo spaces the analytics may count under an aisle: the steps named by
+# the pauses since then, and every step of a workflow notified since then.
+ANALYTICS_SPACES = """
+SELECT st.cargo_space_id
+FROM recovery_recoverydecision AS d
+JOIN alg.tidy_step AS st
+    ON st.step_id = d.step_id
+WHERE d.action = 'PAUSE'
+  AND d.decided_at >= %(since)s                                -- recovery_decision_time_idx
+UNION
+SELECT st.cargo_space_id
+FROM console_notification AS n
+JOIN alg.tidy_step AS st
+    ON st.workflow_id = n.workflow_id                          -- tidy_step_workflow_step_no_key
+WHERE n.opened_at >= %(since)s
 """

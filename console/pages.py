@@ -66,6 +66,15 @@ def console_page(view=None, *, allowed=roles.can_view, refused=NO_ROLE, post: bo
     return entry
 
 
+# --- the page frame -----------------------------------------------------------------------------
+
+
+def recovery_mode(request) -> dict:
+    """Template context processor (settings.TEMPLATES): `recovery_observing` puts the observe-mode
+    banner on every page while RECOVERY_MODE=observe (docs/architecture.md §16). No query."""
+    return {"recovery_observing": settings.RECOVERY_MODE == "observe"}
+
+
 # --- rendering --------------------------------------------------------------------------------
 
 

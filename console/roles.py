@@ -31,3 +31,8 @@ def can_repair(user) -> bool:
 def can_cancel(user) -> bool:
     """Propose and approve cancel-and-release."""
     return user.is_authenticated and (user.is_superuser or SHIFT_LEAD in user_roles(user))
+
+
+def can_read_analytics(user) -> bool:
+    """The analytics page (/analytics/): how long pauses wait for a person, for shift leads."""
+    return user.is_authenticated and (user.is_superuser or SHIFT_LEAD in user_roles(user))

@@ -35,6 +35,11 @@ if DATABASE_URL:
     parse_database_url("DATABASE_URL", DATABASE_URL)
 DEBUG = env_bool("DEBUG", EMBEDDED_DATABASE)
 # --- recovery -------------------------------------------------------------------------------
+# apply: recovery changes what the evidence proves. observe: a cycle decides and journals each
+# decision it would make (marked observed) and changes no WMS table, takes no row lock and pauses
+# nothing, so a site can read /recovery/observe/ before it lets recovery act (docs/architecture.md
+# §16). The web servers and every qcluster read the same value (the banner shows it).
+RECOVERY_MODE = env_choice("RECOVERY_MODE", "apply", choices=("apply", "observe"))
 RECOVERY_INTERVAL_SECONDS = env_int("RECOVERY_INTERVAL_SECONDS", 10, minimum=1, maximum=60)
 # The console warns when the last successful cycle is older than this many intervals.
 RECOVERY_STALE_AFTER_INTERVALS = env_int("RECOVERY_STALE_AFTER_INTERVALS", 3, minimum=1)
@@ -293,6 +298,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.pages.recovery_mode",  # the observe-mode banner
             ],
         },
     },

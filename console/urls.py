@@ -12,6 +12,8 @@ urlpatterns = [
     path("", include("console.notes.urls")),
     path("", include("console.rack_map.urls")),
     path("", include("console.security.urls")),
+    path("", include("console.casefile.urls")),
+    path("", include("console.analytics.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -23,6 +23,7 @@ from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
 from recovery.oplog import log_recovery_result
 from recovery.transaction import Outcome, reconcile_workflow
+from recovery.transaction.observe import observe_workflows
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +46,13 @@ class CycleReport:
     backlog: int = 0  # needing a decision, left to the next cycle by the budget
     duration_ms: int = 0
     error_text: str = ""
+    observing: bool = False  # observe mode: `decisions` and `reasons` were journaled as observed, not applied
 
     def summary(self) -> str:
         applied = ", ".join(f"{k.lower()}={v}" for k, v in sorted(self.decisions.items())) or "none"
         status = "succeeded" if self.succeeded else f"FAILED: {self.error_text}"
-        return (f"cycle {self.cycle_id} {status}: examined={self.examined} applied[{applied}] "
+        return (f"cycle {self.cycle_id} {status}: examined={self.examined} "
+                f"{'observed' if self.observing else 'applied'}[{applied}] "
                 f"skipped={self.skipped} stale={self.stale} errors={self.errors} backlog={self.backlog} "
                 f"{self.duration_ms} ms")
 
@@ -257,6 +260,37 @@ def _apply(needing: list, *, cycle_id: int, deadline: float, workers: "int | App
     return results, len(needing) - len(results)
 
 
+# Observe mode reads the evidence of this many workflows in one statement and journals their
+# observations in one more (recovery/transaction/observe.py): no row lock and no per-workflow
+# transaction, so a chunk costs about what two decisions applied do.
+OBSERVE_CHUNK = 500
+
+
+def _observe(needing: list, *, cycle_id: int, deadline: float) -> tuple[list, int]:
+    """Observe mode's `_apply`: decide `needing` ((workflow id, classified evidence or None) pairs)
+    afresh and journal what would change state, in chunks, none started after `deadline`; nothing
+    is locked or written but the journal (docs/architecture.md §16). A failed chunk is never
+    evidence: its workflows are counted as errors (None) and the cycle goes on."""
+    results = []
+    started = 0
+    while started < len(needing) and time.monotonic() < deadline:
+        chunk = needing[started:started + OBSERVE_CHUNK]
+        started += len(chunk)
+        try:
+            observed = observe_workflows([workflow_id for workflow_id, _ in chunk], cycle_id=cycle_id)
+        except Exception:
+            log.exception("recovery cycle %s: observing %d workflow(s) failed; nothing was journaled for them",
+                          cycle_id, len(chunk))
+            _reset_broken_connection()
+            results.extend([None] * len(chunk))
+            continue
+        results.extend(observed.results)
+        for result in observed.results:
+            if result.workflow_id in observed.journaled:  # a new observation; repeats are not logged again
+                log_recovery_result(cycle_id=cycle_id, result=result)
+    return results, len(needing) - started
+
+
 class ApplyWorkers:
     """RECOVERY_APPLY_WORKERS threads, each with its own database connection, kept for a
     runner's life: a cycle then reuses warm connections (their prepared statements and caches)
@@ -316,7 +350,7 @@ class ApplyWorkers:
 def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None = None,
               shard: int | None = None, shard_count: int = 1, max_decisions: int | None = None,
               max_seconds: float | None = None, carried: CarriedBacklog | None = None,
-              apply_workers: ApplyWorkers | None = None) -> CycleReport:
+              apply_workers: ApplyWorkers | None = None, mode: str | None = None) -> CycleReport:
     """One cycle over every active workflow, or over one shard (workflow_id % shard_count).
 
     Bounded: at most `max_decisions` decisions, and none started after `max_seconds`
@@ -326,14 +360,19 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
 
     With `carried` (the runner's, for this shard), the backlog's ids are kept there, and a cycle
     that finds it ready decides the next of them instead of classifying the shard again. With
-    `apply_workers` (the runner's), decisions are applied on its threads' warm connections."""
+    `apply_workers` (the runner's), decisions are applied on its threads' warm connections.
+
+    `mode` (RECOVERY_MODE by default): "observe" decides and journals each decision as observed
+    and changes nothing else (docs/architecture.md §16); the budget and the backlog work alike."""
     started = time.monotonic()
     max_decisions = settings.RECOVERY_CYCLE_MAX_DECISIONS if max_decisions is None else max_decisions
     max_seconds = settings.RECOVERY_CYCLE_MAX_SECONDS if max_seconds is None else max_seconds
+    mode = settings.RECOVERY_MODE if mode is None else mode
+    observing = mode == RecoveryCycle.Mode.OBSERVE
     cycle = RecoveryCycle.objects.create(started_at=timezone.now(), trigger=trigger,
                                          worker=worker or worker_name(), shard=shard,
-                                         shard_count=shard_count if shard is not None else 1)
-    report = CycleReport(cycle_id=cycle.pk, succeeded=True)
+                                         shard_count=shard_count if shard is not None else 1, mode=mode)
+    report = CycleReport(cycle_id=cycle.pk, succeeded=True, observing=observing)
     cycle_id_var.set(cycle.pk)  # every line until _finish carries the cycle id
     if carried is not None and carried.ready():
         ids = carried.take(max_decisions)
@@ -362,8 +401,11 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     # not leave no time to drain the backlog it found. Decisions still running at the deadline
     # and the cycle's own record take a little more: that allowance comes off the deadline.
     deadline = max(started + max_seconds, time.monotonic() + max_seconds / 2) - FINISH_ALLOWANCE_SECONDS
-    results, not_started = _apply(needing, cycle_id=cycle.pk, deadline=deadline,
-                                  workers=apply_workers or settings.RECOVERY_APPLY_WORKERS)
+    if observing:
+        results, not_started = _observe(needing, cycle_id=cycle.pk, deadline=deadline)
+    else:
+        results, not_started = _apply(needing, cycle_id=cycle.pk, deadline=deadline,
+                                      workers=apply_workers or settings.RECOVERY_APPLY_WORKERS)
     report.backlog += not_started
     if carried is not None and not_started:
         if needing[0][1] is None:
@@ -374,7 +416,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
     for result in results:
         if result is None:
             report.errors += 1
-        elif result.outcome is Outcome.APPLIED:
+        elif result.outcome is Outcome.APPLIED or result.outcome is Outcome.OBSERVED:
             report.decisions[result.decision.action.value] += 1
             if result.decision.reason:
                 report.reasons[result.decision.reason.value] += 1

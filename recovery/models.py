@@ -180,6 +180,10 @@ class RecoveryCycle(models.Model):
         STARTUP = "STARTUP"
         MANUAL = "MANUAL"
 
+    class Mode(models.TextChoices):
+        APPLY = "apply"
+        OBSERVE = "observe"
+
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.RUNNING)
@@ -201,6 +205,9 @@ class RecoveryCycle(models.Model):
     shard_count = models.IntegerField(default=1, db_default=1)
     backlog = models.IntegerField(default=0, db_default=0, help_text="workflows needing a decision left to the next "
                                                        "cycle by the cycle's budget")
+    # RECOVERY_MODE when the cycle ran: an observing cycle's decision_counts are the decisions it
+    # would have made, journaled as observed and applied to nothing (docs/architecture.md §16).
+    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.APPLY, db_default=Mode.APPLY)
 
     class Meta:
         ordering = ["-started_at"]
@@ -233,6 +240,10 @@ class RecoveryDecision(models.Model):
     rule = models.CharField(max_length=64, blank=True)
     evidence = models.JSONField()
     fingerprint = models.CharField(max_length=64)
+    # Decided by a cycle in observe mode (RECOVERY_MODE=observe): journaled with its evidence,
+    # applied to nothing. Every reader of applied decisions (the workflow page's pause evidence,
+    # the metrics, the handover, analytics) leaves these out (docs/architecture.md §16).
+    observed = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-decided_at"]
@@ -240,6 +251,9 @@ class RecoveryDecision(models.Model):
             models.Index(fields=["workflow_id", "-decided_at"]),
             # The metrics' recent decisions and retention's oldest ones (recovery/retention.py).
             models.Index(fields=["decided_at"], name="recovery_decision_time_idx"),
+            # /recovery/observe/: the observed decisions, newest first.
+            models.Index(fields=["-decided_at", "-id"], condition=models.Q(observed=True),
+                         name="recovery_decision_observed_idx"),
         ]
         # At most one decision per workflow per cycle, enforced by the database: a second
         # decision in the same cycle (two workers believing they own one shard) is refused.

@@ -36,16 +36,18 @@ ON CONFLICT (journal, label1, label2)
 DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
 """
 
+# Observed decisions (observe mode) are folded under their own label, OBSERVED: the counters of
+# applied decisions never count them.
 FOLD_DECISIONS = """
 INSERT INTO recovery_journaltotal (journal, label1, label2, total)
 SELECT 'decisions',
        action,
-       source,
+       CASE WHEN observed THEN 'OBSERVED' ELSE source END,
        count(*)
 FROM recovery_recoverydecision
 WHERE decided_at >= %(since)s                               -- recovery_decision_time_idx
   AND decided_at < %(until)s
-GROUP BY action, source
+GROUP BY action, CASE WHEN observed THEN 'OBSERVED' ELSE source END
 ON CONFLICT (journal, label1, label2)
 DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
 """

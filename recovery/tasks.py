@@ -167,8 +167,10 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
                 break
             # A cycle that stopped at its budget is followed at once by the next: a backlog
             # drains in short cycles back to back, each recorded, instead of one long cycle.
+            # Observing drains nothing (docs/architecture.md §16): its backlog waits the interval.
             # A runner holding no shard stands by, trying again shortly.
-            next_start = (time.monotonic() if backlog else started + every) if mine else \
+            rush = backlog and settings.RECOVERY_MODE != "observe"
+            next_start = (time.monotonic() if rush else started + every) if mine else \
                 time.monotonic() + STANDBY_POLL_SECONDS
             # Stop when the next round could not finish within the runner's life.
             if next_start + (time.monotonic() - started) > deadline:

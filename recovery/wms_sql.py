@@ -247,6 +247,33 @@ VALUES (%(cycle_id)s, %(source)s, now(), %(workflow_id)s, %(step_id)s, %(action)
 RETURNING id
 """
 
+# Observe mode (docs/architecture.md §16): the decisions a cycle would make, journaled as observed
+# in one statement per chunk of workflows, parallel arrays one element per workflow. A workflow
+# whose newest journaled decision is this very observation (same action, reason and evidence
+# fingerprint) gets no new row: a workflow left as it is would otherwise be journaled again every
+# cycle. The newest decision of each workflow is one probe of the (workflow_id, -decided_at) index.
+# Returns the workflow ids journaled.
+INSERT_OBSERVED_DECISIONS = """
+INSERT INTO recovery_recoverydecision (cycle_id, source, decided_at, workflow_id, step_id, action, reason,
+                                       rule, evidence, fingerprint, observed)
+SELECT %(cycle_id)s, 'RECOVERY', now(), o.workflow_id, o.step_id, o.action, o.reason,
+       o.rule, o.evidence::jsonb, o.fingerprint, true
+FROM unnest(%(workflow_ids)s::bigint[], %(step_ids)s::bigint[], %(actions)s::text[], %(reasons)s::text[],
+            %(rules)s::text[], %(evidence)s::text[], %(fingerprints)s::text[])
+     AS o (workflow_id, step_id, action, reason, rule, evidence, fingerprint)
+WHERE NOT EXISTS (SELECT 1
+                  FROM (SELECT d.observed, d.action, d.reason, d.fingerprint
+                        FROM recovery_recoverydecision AS d
+                        WHERE d.workflow_id = o.workflow_id   -- recovery_re_workflo_ee9b9d_idx
+                        ORDER BY d.decided_at DESC, d.id DESC
+                        LIMIT 1) AS newest
+                  WHERE newest.observed
+                    AND newest.action = o.action
+                    AND newest.reason = o.reason
+                    AND newest.fingerprint = o.fingerprint)
+RETURNING workflow_id
+"""
+
 # A recovery decision's writes and its journal row in one round trip each (they run once per
 # decided workflow, under the workflow row lock). The counts let the caller refuse a stale write:
 # it raises, and the whole transaction, journal row included, rolls back.

@@ -66,6 +66,7 @@ def _manage(*args, **env):
      "RECOVERY_CYCLE_MAX_SECONDS"),
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_APPLY_WORKERS": "0"},
      "RECOVERY_APPLY_WORKERS"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_MODE": "dry-run"}, "RECOVERY_MODE"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
     result = _manage("check", SECRET_KEY="x", **env)

@@ -132,7 +132,7 @@ def test_it_flags_a_task_state_request_in_the_outbound_journal(wms):
 
 def test_it_knows_every_scenario_by_a_stable_name():
     assert [s.name for s in SCENARIOS] == [
-        "normal_automatic", "normal_manual", "repairable_completion", "missing_local_job",
+        "normal_automatic", "normal_manual", "repairable_completion", "missing_local_job", "observe_mode",
         "after_persistence_before_send", "after_execution_before_ack", "after_completion_before_notification",
         "lost_authority", "killed_in_callback", "killed_in_recovery", "connection_terminated_mid_cycle",
         "workflow_locked_longer_than_a_cycle", "repair_races_recovery_and_callback"]
@@ -224,3 +224,19 @@ def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms,
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM bas_cargo_space WHERE cargo_space_id = 'BROKEN-1'")
         assert cursor.fetchone()[0] == 0
+
+
+def test_observe_mode_under_the_replay_changes_no_wms_row_and_apply_then_does_what_it_observed(
+        wms, audit_truncate_allowed, tmp_path):  # noqa: F811
+    """The observe_mode scenario alone, with the real processes: a qcluster observing over several
+    cycles leaves every WMS table's checksum as it was, and the run restores the database exactly."""
+    wms.build("job_missing")  # someone else's workflow the observing cycles see too
+    before = db.live_checksums(db.replay_tables())
+    messages: list[str] = []
+    result = run_replay(ReplayOptions(scenarios=["observe_mode"], report_dir=tmp_path, allow_other_sessions=True,
+                                      allow_configured_database=bool(WRITES)), out=messages.append)
+    (scenario,) = result.scenarios
+    assert scenario.status == "passed", (scenario.error, [c for c in scenario.checks if not c.passed], messages)
+    assert any(c.name.endswith("(mismatches=[])") and c.passed for c in scenario.checks)
+    assert result.mismatches == [] and result.passed
+    assert db.compare(before, db.live_checksums(db.replay_tables())) == []

@@ -247,7 +247,7 @@ def _section_querysets(shift: Shift) -> dict:
     """Every section but `stalled` (a computed list), in its display order."""
     window = {"gte": shift.start, "lt": shift.end}
     return {
-        "paused": RecoveryDecision.objects.filter(action="PAUSE", decided_at__gte=window["gte"],
+        "paused": RecoveryDecision.objects.filter(action="PAUSE", observed=False, decided_at__gte=window["gte"],
                                                   decided_at__lt=window["lt"]).order_by("decided_at", "pk"),
         "repairs": RepairAudit.objects.filter(stage=RepairAudit.Stage.APPLY, at__gte=window["gte"],
                                               at__lt=window["lt"]).order_by("at", "pk"),

@@ -1,7 +1,17 @@
-"""The operations pages: recovery's recent cycles and health, and the tidy job flow. Thin views
-over console.readers (console.pages renders them)."""
+"""The operations pages: recovery's recent cycles and health, what recovery observed and what it
+would decide now, and the tidy job flow. Thin views over console.readers and this package's
+selectors (console.pages renders them)."""
+
+from django.conf import settings
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from console.charts import bar_chart, line_chart
+from console.input_checks import field_errors
+from console.operations.forms import ObservedForm
+from console.operations.observe import AGREEMENT_LABELS, OUTCOMES, observed_page
+from console.operations.preview import next_cycle_preview
 from console.pages import console_page, render_page
 from console.readers.flow import flow_health, oldest_tidy_job
 from console.readers.recovery import callback_refusals, recent_cycles, recovery_health
@@ -31,3 +41,27 @@ def flow_page(request):
         "completions_chart": bar_chart([(m, c) for m, _, c in flow.per_minute]),
     })
 
+
+
+@require_GET
+@console_page
+def observe_page(request):
+    """The observed decisions (observe mode), what happened afterwards and the agreement rates."""
+    form = ObservedForm(request.GET)
+    context = {"form": form, "observing": settings.RECOVERY_MODE == "observe", "outcomes": OUTCOMES,
+               "agreements": AGREEMENT_LABELS}
+    if not form.is_valid():
+        return render(request, "console/observe.html", {**context, "field_errors": field_errors(form), "page": None},
+                      status=400)
+    data = form.cleaned_data
+    page = observed_page(now=timezone.now(), action=data["action"], reason=data["reason"], before=data["before"])
+    return render_page(request, "console/observe.html", "observe-results", {**context, "page": page})
+
+
+@require_GET
+@console_page
+def preview_page(request):
+    """What the next cycle would decide now: one classification read, nothing written."""
+    return render_page(request, "console/preview.html", "preview-results", {
+        "preview": next_cycle_preview(), "observing": settings.RECOVERY_MODE == "observe",
+    })

@@ -214,10 +214,10 @@ class ScenarioContext:
             self.run.qcluster = None
 
     def start_qcluster(self, *, faults: str | None = None, wait_startup: bool = True,
-                       name: str = "qcluster") -> RecoveryCycle | None:
+                       name: str = "qcluster", extra_env: dict | None = None) -> RecoveryCycle | None:
         """Start a qcluster (stopping the running one) and wait for its start-up cycle."""
         self.stop_qcluster()
-        self.run.qcluster = self.procs.start_qcluster(name, faults=faults)
+        self.run.qcluster = self.procs.start_qcluster(name, faults=faults, extra_env=extra_env)
         if wait_startup:
             return self.procs.wait_startup_cycle(self.run.qcluster)
         return None

@@ -172,8 +172,10 @@ class Processes:
             self.wait_http(child, timeout=timeout)
         return child
 
-    def start_qcluster(self, name: str = "qcluster", *, faults: str | None = None) -> Child:
-        return self._start(name, "qcluster", [sys.executable, "manage.py", "qcluster"], faults=faults)
+    def start_qcluster(self, name: str = "qcluster", *, faults: str | None = None,
+                       extra_env: dict | None = None) -> Child:
+        return self._start(name, "qcluster", [sys.executable, "manage.py", "qcluster"], faults=faults,
+                           extra_env=extra_env)
 
     def start_simulator(self, console: Child, name: str = "wcs-simulator", *, rate: float = 25.0,
                         extra_args: list[str] | None = None) -> Child:

@@ -15,6 +15,7 @@ from django_q.models import Schedule
 from console import repair
 from console.console_sql import AUDIT_TABLE_EXISTS
 from console.models import RepairAction, RepairAudit
+from console.operations.observe import observed_page
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
@@ -25,6 +26,7 @@ from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
 from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 from recovery.transaction import StaleEvidence, apply_decision
+from recovery.wms_sql import WMS_TABLES
 
 # A step whose move job is gone is paused as the decision table's no-job rule says (its spec).
 NO_JOB = SPEC_BY_RULE[Rule.NO_JOB]
@@ -92,7 +94,8 @@ def _decisions(workflow_id: int, since=None):
     qs = RecoveryDecision.objects.filter(workflow_id=workflow_id)
     if since is not None:
         qs = qs.filter(decided_at__gte=since)
-    return list(qs.order_by("id").values("id", "action", "reason", "rule", "source", "cycle_id"))
+    return list(qs.order_by("id").values("id", "workflow_id", "action", "reason", "rule", "source", "cycle_id",
+                                         "observed"))
 
 
 def _wait_completed(ctx: ScenarioContext, workflow_id: int, timeout: float = 90.0) -> None:
@@ -241,6 +244,63 @@ def missing_local_job(ctx: ScenarioContext) -> None:
               (after["workflows"][0]["status"], after["space_locks"]), ("PAUSED_RECOVERY", before["space_locks"]))
     ctx.equal("no further decision", len(_decisions(created.workflow_id, since)), 1)
     ctx.observe(f"restart paused the workflow with {JOB_MISSING}; locks retained through later cycles")
+
+
+# --- observe mode (docs/architecture.md §16) --------------------------------------------------------
+
+
+def _wms_checksums() -> sql.Checksums:
+    return sql.live_checksums([t for t in sql.replay_tables() if t.label in WMS_TABLES])
+
+
+OBSERVING_CYCLES = 5
+
+
+def observe_mode(ctx: ScenarioContext) -> None:
+    ctx.ensure_wms()
+    finished = ctx.create_workflow(steps=2)
+    lost = ctx.create_workflow(steps=2)
+    _stop_wms(ctx)
+    ctx.complete_move_in_wms(finished, 0, why="observe mode: a finish recovery would advance (the move completed "
+                                              "in the WMS, the step was never advanced)")
+    ctx.journal.execute(sql.DELETE_ACTIVE_JOB, {"job_id": lost.job(0)},
+                        why="observe mode: a job recovery would pause for (RECOVERY_JOB_MISSING)")
+    before = _wms_checksums()
+    since = ctx.now()
+    startup = ctx.start_qcluster(extra_env={"RECOVERY_MODE": "observe"}, name="qcluster-observing")
+    ctx.equal("the start-up cycle observes", startup.mode, "observe")
+    ctx.wait_until(f"{OBSERVING_CYCLES} observing cycles finished",
+                   lambda: RecoveryCycle.objects.filter(mode="observe", started_at__gte=since,
+                                                        finished_at__isnull=False).count() >= OBSERVING_CYCLES,
+                   timeout=60)
+    ctx.stop_qcluster()
+    cycles = list(RecoveryCycle.objects.filter(started_at__gte=since).order_by("started_at"))
+    ctx.check("every cycle since the start observed and succeeded",
+              all(c.mode == "observe" and c.outcome == "SUCCEEDED" for c in cycles),
+              [(c.pk, c.mode, c.outcome) for c in cycles])
+    mismatches = sql.compare(before, _wms_checksums())
+    ctx.equal(f"every WMS table unchanged over {len(cycles)} observing cycles (mismatches=[])", mismatches, [])
+    observed = [(d["workflow_id"], d["action"], d["reason"], d["observed"])
+                for d in _decisions(finished.workflow_id, since) + _decisions(lost.workflow_id, since)]
+    ctx.equal("one observation per workflow, journaled once however many cycles saw it", observed, [
+        (finished.workflow_id, "ADVANCE", "", True), (lost.workflow_id, "PAUSE", "RECOVERY_JOB_MISSING", True)])
+    journaled = RecoveryDecision.objects.filter(workflow_id=lost.workflow_id, observed=True).first()
+    ctx.check("the observation carries its evidence", journaled is not None and journaled.evidence.get(
+        "workflow_id") == lost.workflow_id and journaled.evidence.get("active_job") is None,
+              journaled.evidence if journaled else None)
+
+    ctx.restart_wms()  # RECOVERY_MODE=apply: the start-up cycle decides what was observed
+    st = ctx.state([finished.workflow_id, lost.workflow_id])
+    by_id = {w["workflow_id"]: w for w in st["workflows"]}
+    ctx.equal("applied, the decisions are the observed ones: advanced and paused",
+              (by_id[finished.workflow_id]["status"], by_id[lost.workflow_id]["pause_reason"]),
+              ("ACTIVE", "RECOVERY_JOB_MISSING"))
+    rows = {r.workflow_id: (r.outcome, r.agreement) for r in observed_page(now=ctx.now()).rows
+            if r.workflow_id in (finished.workflow_id, lost.workflow_id)}
+    ctx.equal("the observe page: both decided by recovery afterwards, both agree", rows, {
+        finished.workflow_id: ("recovery", "agrees"), lost.workflow_id: ("recovery", "agrees")})
+    ctx.observe(f"{len(cycles)} observing cycles changed no WMS row (mismatches=[]) and journaled each decision "
+                "once; switched to apply, recovery made exactly those decisions")
 
 
 # --- the four integration failure windows (docs/architecture.md §13) --------------------------------
@@ -657,6 +717,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "WMS stops; fixture: the active move job is removed, workflow, step and locks stay",
         f"restart: recovery pauses workflow and step with {JOB_MISSING} and keeps every lock",
         "later cycles and a late callback change nothing"), missing_local_job),
+    Scenario("observe_mode", "Observe mode changes nothing, then apply does what it observed", "observe mode", (
+        "WMS stops; fixture: one move completed without advancing its step, one active job removed",
+        f"a qcluster with RECOVERY_MODE=observe runs its start-up cycle and at least {OBSERVING_CYCLES} more",
+        "every WMS table's checksum is unchanged (mismatches=[]); one observed ADVANCE and one observed PAUSE "
+        "are journaled, each once, with their evidence",
+        "restarted in apply mode, recovery advances and pauses exactly those; the observe page says both agree"),
+        observe_mode),
     Scenario("after_persistence_before_send", "After persistence, before send", "integration window 1", (
         "the tidy and its job are persisted; the processes crash before WCS receives the job",
         "restart: recovery finds the pending intent consistent and leaves it (no new task)",

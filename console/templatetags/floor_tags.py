@@ -26,6 +26,12 @@ def may_view(user) -> bool:
     return roles.can_view(user)
 
 
+@register.filter
+def may_read_analytics(user) -> bool:
+    """A shift lead: the analytics are offered (from the handover and the notifications)."""
+    return roles.can_read_analytics(user)
+
+
 @register.simple_tag
 def shift_url(shift, fmt: str = "", section: str = "", page: int = 1) -> str:
     params = {"shift": shift.param}

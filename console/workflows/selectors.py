@@ -310,7 +310,8 @@ def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     workflow_row, decision_rows = (_json_value(v) for v in rows[0])
     workflow = _json_rows(TidyWorkflow, [workflow_row])[0]
     decisions = _json_rows(RecoveryDecision, decision_rows)
-    pause_decision = next((d for d in decisions if d.action == "PAUSE"), None)
+    # An observed decision (observe mode) paused nothing: the pause evidence is an applied one's.
+    pause_decision = next((d for d in decisions if d.action == "PAUSE" and not d.observed), None)
     evidence_then = None
     if pause_decision is not None:
         try:

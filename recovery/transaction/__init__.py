@@ -328,6 +328,7 @@ class Outcome(StrEnum):
     LEFT = "LEFT"  # re-read under the lock, the table says leave it
     SKIPPED = "SKIPPED"  # another transaction holds the workflow row
     STALE = "STALE"  # a conditional write matched nothing; rolled back
+    OBSERVED = "OBSERVED"  # observe mode: journaled as observed, nothing applied (transaction/observe.py)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,37 @@
+"""/analytics/ for shift leads: the page, and the same figures as CSV (?format=csv)."""
+
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET
+
+from console import roles
+from console.analytics.forms import AnalyticsForm
+from console.analytics.selectors import WINDOWS, analytics, csv_rows
+from console.charts import lines_chart
+from console.csv_safe import streaming_csv
+from console.input_checks import field_errors
+from console.pages import console_page
+
+REFUSED = gettext_lazy("The analytics are for shift leads.")
+
+
+def _minutes(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds / 60
+
+
+@require_GET
+@console_page(allowed=roles.can_read_analytics, refused=REFUSED)
+def analytics_page(request):
+    form = AnalyticsForm(request.GET)
+    if not form.is_valid():
+        return render(request, "analytics/analytics.html", {"form": form, "field_errors": field_errors(form),
+                                                            "report": None}, status=400)
+    report = analytics(now=timezone.now())
+    if form.cleaned_data.get("format") == "csv":
+        filename = timezone.localtime(report.now).strftime("analytics-%Y-%m-%d.csv")
+        return streaming_csv(csv_rows(report), filename=filename)
+    trends = [(m, lines_chart({"p50": [_minutes(w.stat.p50) for w in m.weeks],
+                               "p90": [_minutes(w.stat.p90) for w in m.weeks]})) for m in report.metrics]
+    return render(request, "analytics/analytics.html", {"form": form, "report": report, "windows": WINDOWS,
+                                                        "trends": trends})
