@@ -25,6 +25,7 @@ from console.readers.stalled import (
     stalled_before,
     stalled_workflows,
 )
+from console.repair.selectors import with_labels
 from recovery.models import TIDY_JOB_ID, RecoveryDecision, TidyWorkflow
 
 # --- labels a page shows for stored values (the values themselves stay as they are) ----------
@@ -242,6 +243,7 @@ def handover(*, shift: Shift) -> Handover:
         decision.source_label = DECISION_SOURCE_LABELS.get(decision.source) or decision.source.lower()
     for audit in repairs:
         audit.outcome_label, audit.outcome_code = repair_outcome(audit.outcome)
+    with_labels(repairs)
     with_texts(notifications)
     with_texts([a.notification for a in acknowledgements])
     return Handover(shift=shift, now=now, paused=paused, repairs=repairs, still_open=still_open,
