@@ -92,6 +92,10 @@ def _holds(ctx: m.RepairContext) -> list[Message]:
 
 @dataclass(frozen=True)
 class ActionSpec:
+    """One repair action. A scanned confirmation is one field away: `scans=Scans(check, instruction)`
+    makes the form ask for the tray and space codes, the audit keep them and the frame run `check`
+    under the workflow lock, after the preconditions and the reason code."""
+
     code: str
     slug: str  # its URL segment (/repair/workflow/<id>/<slug>/)
     label: Text
