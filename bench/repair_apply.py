@@ -43,8 +43,7 @@ def run(extra: int) -> None:
     from django.db import transaction
 
     from console import repair
-    from console.models import RepairAction as A
-    from console.repair import codes as repair_codes
+    from console.repair import RepairAction as A
     from console.roles import OPERATOR
     from recovery.cycle import run_cycle
     from recovery.management.commands.wms_demo import load_demo
@@ -67,7 +66,7 @@ def run(extra: int) -> None:
     for wid, reason in paused:
         ctx, offers = repair.repair_offers(user=user, workflow_id=wid)
         action = next(a for a in order if any(o.action == a and o.available for o in offers))
-        code = repair_codes.codes_for(action, reason)[0].code
+        code = repair.codes_for(action, reason)[0].code
         tray = space = ""
         if action in repair.RECONCILE:
             tray = ctx.subject.tray_code

@@ -7,6 +7,8 @@ version cannot render, shows its stored English text. `plain(...)` is the same a
 e-mails, CSV and other places that are not HTML.
 """
 
+from functools import reduce
+
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, pgettext
@@ -17,6 +19,18 @@ from recovery.messages import Message
 def _separator() -> str:
     # How the language joins sentences of one summary ("; " in English).
     return pgettext("sentence separator", "; ")
+
+
+def _sentence_joiner(html: bool):
+    """How the language puts whole sentences one after the other (a space in English, nothing
+    in Chinese), as a template: a translation cannot be empty."""
+    template = pgettext("two sentences one after the other", "%(first)s %(then)s")
+    template = escape(template) if html else template
+
+    def join(sentences: list[str]) -> str:
+        return reduce(lambda first, then: template % {"first": first, "then": then}, sentences) if sentences else ""
+
+    return join
 
 
 def _as_message(stored) -> Message | None:
@@ -41,7 +55,8 @@ def plain(stored, fallback: str = "") -> str:
         return fallback
     try:
         return msg.render(translate=gettext, separator=_separator(),
-                          value=lambda v: gettext("(none)") if v is None or v == "" else str(v))
+                          value=lambda v: gettext("(none)") if v is None or v == "" else str(v),
+                          join_sentences=_sentence_joiner(html=False))
     except (KeyError, TypeError, ValueError):
         return fallback or msg.english()
 
@@ -54,7 +69,7 @@ def shown(stored, fallback: str = ""):
         return fallback
     try:
         text = msg.render(translate=lambda t: escape(gettext(t)), separator=escape(_separator()),
-                          value=_html_value)
+                          value=_html_value, join_sentences=_sentence_joiner(html=True))
     except (KeyError, TypeError, ValueError):
         return fallback or msg.english()
     return mark_safe(text)  # noqa: S308 (catalogue text escaped, values escaped)

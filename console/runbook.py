@@ -6,7 +6,7 @@ table's specs (recovery.decisions.RULE_SPECS, docs/architecture.md §5).
 One module read by the catalog page, the paused list, the workflow page and the repair flow,
 so the runbook a supervisor reads and the actions an operator is offered never disagree.
 The allowed corrections are an upper bound per reason: the repair flow still checks each
-action's preconditions on the current evidence (console.repair.rules) before it offers it.
+action's preconditions on the current evidence (console.repair.registry) before it offers it.
 """
 
 from dataclasses import dataclass
@@ -17,40 +17,22 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from console.models import RepairAction
 from recovery.decisions import SPEC_BY_RULE, Reason, Rule, rules_giving
 
-# The runbook's corrections are the families of the repair actions (both reconciles are one
-# correction, the three cancel steps another): derived, so the two can never disagree.
-Correction = StrEnum("Correction", {a.correction.upper(): a.correction for a in RepairAction})
+
+class Correction(StrEnum):
+    """The runbook's corrections, by value: the families of the repair actions (both reconciles
+    are one correction, the three cancel steps another). Each one's label, effect and role are
+    declared with the actions, in console.repair.registry (a higher layer than the runbook), and
+    tests/test_repair_registry.py checks the two agree."""
+
+    RECHECK = "recheck"
+    REISSUE = "reissue"
+    RECONCILE = "reconcile"
+    CANCEL = "cancel"
 
 
 Text = str | Promise  # a translatable text: shown in the reader's language when rendered
-
-CORRECTION_LABELS: dict[Correction, Text] = {
-    Correction.RECHECK: _("Re-check and resume"),
-    Correction.REISSUE: _("Re-issue job"),
-    Correction.RECONCILE: _("Reconcile to physical location"),
-    Correction.CANCEL: _("Cancel workflow and release locks"),
-}
-
-CORRECTION_EFFECTS: dict[Correction, Text] = {
-    Correction.RECHECK: _("Re-evaluate the evidence now; resume only if the decision table no longer pauses."),
-    Correction.REISSUE: _("Create the deterministic job TDY-<workflow>-<step> again (status 1); step DISPATCHED, "
-                          "workflow ACTIVE."),
-    Correction.RECONCILE: _("Correct stock and space records to where the tray physically is (source or target), "
-                            "archive or re-issue the job accordingly, advance or resume the step."),
-    Correction.CANCEL: _("Remaining steps and the workflow CANCELLED, locks released; jobs archived, never deleted. "
-                         "Proposed by one shift lead, applied when another approves."),
-}
-
-# Which role may apply a correction (console.roles): shift leads cancel, operators the rest.
-CORRECTION_ROLE: dict[Correction, Text] = {
-    Correction.RECHECK: _("operator"),
-    Correction.REISSUE: _("operator"),
-    Correction.RECONCILE: _("operator"),
-    Correction.CANCEL: _("shift lead"),
-}
 
 
 def rule_explanation(rule: Rule) -> str:
@@ -61,20 +43,11 @@ def rule_explanation(rule: Rule) -> str:
 
 @dataclass(frozen=True)
 class AllowedCorrection:
+    """A correction allowed (or refused) for a pause reason, and why; the page that shows it
+    looks its label, effect and role up in console.repair.registry.FAMILIES."""
+
     correction: Correction
     why: Text
-
-    @property
-    def label(self) -> Text:
-        return CORRECTION_LABELS[self.correction]
-
-    @property
-    def effect(self) -> Text:
-        return CORRECTION_EFFECTS[self.correction]
-
-    @property
-    def role(self) -> Text:
-        return CORRECTION_ROLE[self.correction]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ ids, numbers or other messages. The English rendering is stored beside it for lo
 tools; a page renders the message again in its reader's language (console/messages.py). So
 nothing ever parses stored English back, and `recovery` still never needs gettext at run time.
 
-A value may be a list of messages: it is rendered as those sentences joined (`"; "` in English).
-`Message.joined(parts)` is a text made only of such parts.
+A value may be a list of messages: it is rendered as those parts joined (`"; "` in English).
+`Message.joined(parts)` is a text made only of such parts; `Message.sentences(parts)` one made of
+whole sentences, joined as sentences are (`" "` in English, nothing between them in Chinese).
 """
 
 from collections.abc import Callable, Mapping
@@ -19,12 +20,18 @@ from django.utils.translation import gettext_noop
 # The id of a text that is only its parts, joined: rendered as the parts, never looked up.
 JOINED = "%(parts)s"
 ENGLISH_SEPARATOR = "; "
+# The id of a text that is only whole sentences, one after the other.
+SENTENCES = "%(sentences)s"
 
 Translate = Callable[[str], str]
 
 
 def _identity(text: str) -> str:
     return text
+
+
+def _english_sentences(sentences: list[str]) -> str:
+    return " ".join(sentences)
 
 
 @dataclass(frozen=True)
@@ -37,15 +44,29 @@ class Message:
         """A text made of `parts` (messages), joined as sentences are."""
         return cls(JOINED, {"parts": list(parts)})
 
+    @classmethod
+    def sentences(cls, parts) -> "Message":
+        """A text made of `parts`, each a whole sentence, one after the other."""
+        return cls(SENTENCES, {"sentences": list(parts)})
+
     def render(self, *, translate: Translate = _identity, separator: str = ENGLISH_SEPARATOR,
-               value: Callable[[object], str] = str) -> str:
+               value: Callable[[object], str] = str,
+               join_sentences: Callable[[list[str]], str] = _english_sentences) -> str:
         """The text with its values filled in: `translate` looks the id up (identity: English),
-        `value` shows a plain value, `separator` joins a list of messages."""
+        `value` shows a plain value, `separator` joins a list of messages, `join_sentences` the
+        sentences of `Message.sentences`."""
+        def again(m):
+            return m.render(translate=translate, separator=separator, value=value, join_sentences=join_sentences)
+
+        if self.id == SENTENCES:
+            return join_sentences([again(p) if isinstance(p, Message) else value(p)
+                                   for p in self.values.get("sentences", ())])
+
         def shown(v):
             if isinstance(v, Message):
-                return v.render(translate=translate, separator=separator, value=value)
+                return again(v)
             if isinstance(v, list | tuple) and all(isinstance(p, Message) for p in v):
-                return separator.join(p.render(translate=translate, separator=separator, value=value) for p in v)
+                return separator.join(again(p) for p in v)
             return value(v)
 
         values = {k: shown(v) for k, v in self.values.items()}
@@ -97,4 +118,4 @@ def message(template: str, **values) -> Message:
     return Message(template, values)
 
 
-__all__ = ["JOINED", "Message", "gettext_noop", "message"]
+__all__ = ["JOINED", "SENTENCES", "Message", "gettext_noop", "message"]

@@ -63,6 +63,18 @@ def shiftlead2(repair_db):
     return make_user("lars", SHIFT_LEAD)
 
 
+def covers(*actions: str):
+    """Marks a test as the applied path of these repair actions: tests/test_repair_registry.py
+    fails for an action of the registry that no test of test_repair_actions.py or
+    test_repair_four_eyes.py covers."""
+
+    def mark(test):
+        test.repair_actions = frozenset(getattr(test, "repair_actions", ())) | frozenset(actions)
+        return test
+
+    return mark
+
+
 def paused(wms, kind: str, **kw):
     """Build a workflow of `kind` and let a real recovery cycle pause it."""
     built = wms.build(kind, **kw)

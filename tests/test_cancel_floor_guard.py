@@ -107,7 +107,8 @@ def test_an_approved_cancel_corrects_stock_and_space_to_the_confirmed_space(repa
     client.force_login(shiftlead)
     page = preview(client, wid, tray_code=f" {tray} ", space_code=found_at)
     assert page.status_code == 200
-    assert f"tray {tray} recorded at {found_at}, where it was found on the floor" in page.context["result"].summary
+    summary = page.context["result"].summary.english()
+    assert f"tray {tray} recorded at {found_at}, where it was found on the floor" in summary
     before = snapshot()
     response = apply(client, wid, page.context["preview"].fingerprint, tray_code=f" {tray} ", space_code=found_at)
     proposal = CancelProposal.objects.get()

@@ -17,7 +17,7 @@ from django.db import connection, connections
 from django.test import Client
 
 from console import repair
-from console.models import RepairAction
+from console.repair.registry import RepairAction
 from console.roles import OPERATOR
 from recovery.cycle import run_cycle
 from recovery.evidence import evidence_for_workflow

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.html import escape
 
+from console.repair.registry import FAMILIES
 from console.runbook import CATALOG
 from recovery.cycle import run_cycle
 from recovery.models import CallbackReceipt
@@ -84,7 +85,10 @@ def test_every_runbook_text_has_a_chinese_translation():
         for entry in CATALOG.values():
             texts = [entry.title, entry.meaning, *entry.floor_checks,
                      *(text for _, text in entry.rule_explanations),
-                     *(t for a in (*entry.allowed, *entry.not_allowed) for t in (a.label, a.why, a.effect, a.role))]
+                     *(a.why for a in (*entry.allowed, *entry.not_allowed)),
+                     *(t for a in (*entry.allowed, *entry.not_allowed)
+                       for t in (FAMILIES[a.correction].label, FAMILIES[a.correction].effect,
+                                 FAMILIES[a.correction].role))]
             for text in texts:
                 assert english_left(f"<p>{text}</p>") == [], (entry.code, str(text))
     assert str(CATALOG[EXPECTED["job_missing"][1]].title) == "Move job missing"

@@ -1,7 +1,10 @@
 """The audited repair flow in Simplified Chinese: every repair page, in each state that shows
 different text, rendered with a zh-Hans browser, has no English left in its visible text except
 codes and what the test typed itself (user names, written reasons). Refusal and audit messages
-are stored in English and read back in the reader's language; the English pages are unchanged."""
+are stored as message ids with values beside their English, and rendered in the reader's
+language; the English pages are unchanged."""
+
+import json
 
 import pytest
 from django.urls import reverse
@@ -10,6 +13,9 @@ from django.utils import translation
 from console.models import CancelProposal, RepairAudit, RepairBatch
 from console.repair import texts
 from console.repair.forms import AuditFilterForm, RepairForm
+from recovery.decisions import RULE_EXPLANATIONS, Rule
+from recovery.messages import Message
+from recovery.transaction import repair as m
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused, run_queued_tasks
 from tests.visible_text import WORD, english_left
@@ -292,31 +298,87 @@ def test_the_batch_pages_speak_chinese(repair_db, operator, client):
             "请至少选择一个工作流", status=409)
 
 
-# --- stored texts, read back ------------------------------------------------------------------------------
+# --- stored texts: message ids with values ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stored", [
-    "job TDY-7-1 created again (status 1); step 1 DISPATCHED; workflow ACTIVE",
-    "tray T-0042 recorded at target A01-02-03; job TDY-7-1 archived with status 4; step 1 COMPLETED; "
-    "next job TDY-7-2 dispatched",
-    "approved proposal 3 by lena: 1 step(s) CANCELLED; 0 active job(s) archived with their own status; "
-    "workflow CANCELLED; 2 lock(s) released",
-    "The scanned codes do not match the records: Scanned tray (empty) is not the step's tray. Scanned space A01 "
-    "is not the step's target. That is the other end of the move: choose the other location.",
-    "still PAUSED_RECOVERY; if it were active the table would say PAUSE RECOVERY_JOB_MISSING (no-job)",
-    "ACTIVE: LEAVE (active-job-pre-move)",
-])
-def test_every_stored_sentence_reads_back_in_chinese_and_stays_as_it_is_in_english(stored):
+def _m(template, **values):
+    return Message(template, values)
+
+
+def _scanned_codes_mismatch():
+    wrong_tray = _m(texts.WRONG_TRAY, tray=Message(texts.EMPTY))
+    wrong_space = Message.sentences([_m(texts.WRONG_TARGET, space="A01"), Message(texts.OTHER_END)])
+    return _m(texts.CODES_MISMATCH, details=Message.sentences([wrong_tray, wrong_space]))
+
+
+# Each message as the repair flow builds it, and the English it has always stored.
+STORED = [
+    (Message.joined([_m(m.JOB_CREATED_AGAIN, job_id="TDY-7-1"), _m(m.STEP_DISPATCHED, step_no=1),
+                     Message(m.WORKFLOW_ACTIVE)]),
+     "job TDY-7-1 created again (status 1); step 1 DISPATCHED; workflow ACTIVE"),
+    (Message.joined([_m(m.TRAY_AT_TARGET, tray="T-0042", space="A01-02-03"),
+                     _m(m.JOB_ARCHIVED, job_id="TDY-7-1", job_status=4), _m(m.STEP_COMPLETED, step_no=1),
+                     _m(m.NEXT_JOB, job_id="TDY-7-2")]),
+     "tray T-0042 recorded at target A01-02-03; job TDY-7-1 archived with status 4; step 1 COMPLETED; "
+     "next job TDY-7-2 dispatched"),
+    (_m(texts.APPROVED, proposal=3, user="lena", summary=Message.joined([
+        _m(m.STEPS_CANCELLED, count=1), _m(m.JOBS_ARCHIVED, count=0), Message(m.WORKFLOW_CANCELLED),
+        _m(m.LOCKS_RELEASED, count=2)])),
+     "approved proposal 3 by lena: 1 step(s) CANCELLED; 0 active job(s) archived with their own status; "
+     "workflow CANCELLED; 2 lock(s) released"),
+    (_scanned_codes_mismatch(),
+     "The scanned codes do not match the records: Scanned tray (empty) is not the step's tray. Scanned space A01 "
+     "is not the step's target. That is the other end of the move: choose the other location."),
+    (_m(texts.STILL_PAUSED, wf_status="PAUSED_RECOVERY", decision="PAUSE RECOVERY_JOB_MISSING (no-job)"),
+     "still PAUSED_RECOVERY; if it were active the table would say PAUSE RECOVERY_JOB_MISSING (no-job)"),
+    (_m(texts.DECIDED, wf_status="ACTIVE", decision="LEAVE (active-job-pre-move)"),
+     "ACTIVE: LEAVE (active-job-pre-move)"),
+    (Message.sentences([_m(texts.STILL_PAUSES, reason="RECOVERY_JOB_MISSING",
+                           explanation=Message(RULE_EXPLANATIONS[Rule.NO_JOB]))]),
+     "The decision table still says pause with RECOVERY_JOB_MISSING: Neither a matching active job nor a matching "
+     "finish job exists."),
+    (_m(texts.CODE_NOT_ALLOWED, code=Message(texts.NONE), reason="RECOVERY_JOB_MISSING"),
+     "Reason code (none) is not allowed for this action and pause reason RECOVERY_JOB_MISSING."),
+]
+
+
+@pytest.mark.parametrize(("stored", "english"), STORED)
+def test_every_stored_message_keeps_its_english_and_reads_in_chinese(stored, english):
+    assert stored.english() == english
+    kept = json.loads(json.dumps(stored.as_json()))  # as the audit row's JSON column keeps it
     with translation.override("zh-hans"):
-        shown = str(texts.shown(stored))
-    assert shown != stored and english_left(f"<p>{shown}</p>", allow={"lena"}) == []
+        shown = str(texts.shown(kept, english))
+    assert shown != english and english_left(f"<p>{shown}</p>", allow={"lena"}) == []
     with translation.override("en"):
-        assert texts.shown(stored) == stored
+        assert texts.shown(kept, english) == english
+        assert texts.shown(stored) == english
 
 
-def test_an_unknown_stored_text_is_shown_as_it_is():
+def test_sentences_follow_each_other_without_a_space_in_chinese():
     with translation.override("zh-hans"):
-        assert texts.shown("something the console never wrote") == "something the console never wrote"
+        shown = str(texts.shown(_scanned_codes_mismatch()))
+    assert "不是该步骤的托盘。扫描的货位" in shown, shown
+    assert "。 " not in shown
+
+
+def test_an_audit_row_written_before_messages_were_stored_shows_its_english(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    old = "job TDY-1-1 created again (status 1); step 1 DISPATCHED; workflow ACTIVE"
+    entry = RepairAudit.objects.create(user=operator, username="olga", action="REISSUE", workflow_id=wid,
+                                       outcome="APPLIED", message=old, decision_after="ACTIVE: LEAVE (old-rule)")
+    assert entry.message_json is None and entry.decision_after_json is None
+    client.force_login(operator)
+    html = get(client, reverse("repair-audit-entry", args=[entry.pk])).content.decode()
+    assert f'<p id="entry-message">{old}</p>' in html and "ACTIVE: LEAVE (old-rule)" in html
+    # A row written now keeps both: the English and the message it is made from.
+    applied(client, wid, "reissue", "JOB_LOST_AT_RESTART")
+    new = RepairAudit.objects.filter(outcome="APPLIED").order_by("id").last()
+    assert Message.from_json(new.message_json).english() == new.message
+    assert Message.from_json(new.decision_after_json).english() == new.decision_after
+    refusal = RepairAudit.objects.create(user=operator, username="olga", action="RECHECK", workflow_id=wid,
+                                         outcome="REFUSED:PRECONDITION", message="something the console never wrote")
+    with translation.override("zh-hans"):
+        assert texts.shown(refusal.message_json, refusal.message) == "something the console never wrote"
 
 
 def test_the_english_pages_are_unchanged(repair_db, operator, client):

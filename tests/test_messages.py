@@ -45,3 +45,15 @@ def test_a_row_written_before_shows_its_stored_english():
     assert messages.plain({"not": "a message"}, "kept") == "kept"
     # A message whose values no longer fit its text falls back rather than failing the page.
     assert messages.plain({"id": NOT_FOUND, "values": {}}, "kept") == "kept"
+
+
+def test_sentences_follow_each_other_as_the_language_writes_them():
+    parts = [Message(NOT_FOUND, {"workflow_id": 1}), Message(NOT_FOUND, {"workflow_id": 2})]
+    both = Message.sentences(parts)
+    assert both.english() == "Workflow 1 does not exist. Workflow 2 does not exist."
+    assert Message.from_json(both.as_json()) == both
+    with translation.override("zh-hans"):
+        assert messages.plain(both.as_json()) == "工作流 1 不存在。工作流 2 不存在。"
+        assert messages.shown(both.as_json()) == "工作流 1 不存在。工作流 2 不存在。"
+    with translation.override("en"):
+        assert messages.plain(both.as_json()) == both.english()

@@ -26,7 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from console import repair
 from console.api import parsing
-from console.models import RepairAction
+from console.repair.registry import RepairAction
 from console.roles import OPERATOR
 from recovery import callbacks, creation
 from recovery.creation import CreationRefused, TidyMove

@@ -10,7 +10,7 @@ from recovery.decisions import decide
 from recovery.evidence import evidence_for_workflow
 from recovery.models import tidy_job_id
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, supervisor, ...)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import covers, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 
 REASON = "Checked on the floor with the shift lead"
@@ -42,6 +42,7 @@ def unchanged_except_nothing(before):
 # --- re-issue ---------------------------------------------------------------------------------
 
 
+@covers("REISSUE")
 def test_it_reissues_a_missing_job(repair_db, operator, client):
     built = paused(repair_db, "job_missing")
     wid, (s1, _) = built.workflow_id, built.step_ids
@@ -229,6 +230,7 @@ def test_it_rejects_get_on_proposal_and_batch_posts(repair_db, operator, client)
 # --- re-check and resume -------------------------------------------------------------------------
 
 
+@covers("RECHECK")
 def test_it_resumes_after_the_job_was_restored_in_the_wms(repair_db, operator, client):
     built = paused(repair_db, "job_missing")
     wid, (s1, _) = built.workflow_id, built.step_ids
@@ -286,6 +288,7 @@ def test_it_refuses_any_action_on_a_workflow_that_is_not_paused(repair_db, opera
 # --- reconcile to physical location ----------------------------------------------------------------
 
 
+@covers("RECONCILE_TARGET")
 def test_it_reconciles_to_the_target_archiving_the_job_and_advancing(repair_db, operator, client):
     built = paused(repair_db, "active_not_pre_move")  # job status 3, records already at target
     wid, (s1, s2) = built.workflow_id, built.step_ids
@@ -308,6 +311,7 @@ def test_it_reconciles_to_the_target_archiving_the_job_and_advancing(repair_db, 
     assert audit.inputs == {"tray_code": mv.tray_code, "space_code": mv.target} and audit.consistent_after
 
 
+@covers("RECONCILE_SOURCE")
 def test_it_reconciles_to_the_source_correcting_stock_and_spaces(repair_db, operator, client):
     built = paused(repair_db, "active_not_pre_move")  # records say target; the tray is found at source
     wid, (s1, _) = built.workflow_id, built.step_ids

@@ -16,8 +16,9 @@ from django.urls import reverse
 from django_q.models import OrmQ
 
 from console import repair
-from console.models import RepairAction, RepairAudit, RepairBatch
+from console.models import RepairAudit, RepairBatch
 from console.repair.batch import BATCH_TASK, item_key
+from console.repair.registry import RepairAction
 from console.repair.tasks import batch_recheck_task
 from console.replay.processes import database_url
 from recovery.evidence import evidence_for_workflow

@@ -8,7 +8,8 @@ import pytest
 from django.db import connection, connections
 
 from console import repair
-from console.models import RepairAction, RepairAudit
+from console.models import RepairAudit
+from console.repair.registry import RepairAction
 from recovery.lease import connect_direct
 from recovery.transaction import StaleWrite
 from tests.repair_support import *  # noqa: F403  (fixtures)

@@ -4,7 +4,8 @@ consistent state by an operator through the console alone, each step audited."""
 from django.urls import reverse
 
 from console import repair
-from console.models import RepairAction, RepairAudit
+from console.models import RepairAudit
+from console.repair.registry import RepairAction
 from recovery.cycle import run_cycle
 from recovery.decisions import Action, decide
 from recovery.evidence import evidence_for_workflow
@@ -32,7 +33,7 @@ def test_an_operator_brings_every_paused_demo_workflow_back(repair_db, operator,
         available = [o.action for o in offers if o.available]
         action = next(a for a in PREFERENCE if a in available)
         pause_reason = TidyWorkflow.objects.get(pk=wid).pause_reason
-        code = next(c.code for c in repair.repair_codes.codes_for(action, pause_reason))
+        code = next(c.code for c in repair.codes_for(action, pause_reason))
         data = {"reason_code": code, "reason_text": REASON}
         if action in repair.RECONCILE:
             step = ctx.subject

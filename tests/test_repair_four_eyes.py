@@ -6,7 +6,7 @@ from django.urls import reverse
 from console.models import CancelProposal, RepairAudit
 from recovery.models import tidy_job_id
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import covers, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 
 REASON = "The tidy was re-planned by the day shift"
@@ -36,6 +36,7 @@ def decide_proposal(client, proposal, verb, *, code, text=REASON, fp=None):
     return client.post(reverse(f"repair-proposal-{verb}", args=[proposal.pk]), data)
 
 
+@covers("CANCEL_PROPOSE")
 def test_it_records_a_proposal_and_changes_nothing_in_the_wms(repair_db, shiftlead, client):
     built = paused(repair_db, "active_mismatch")
     wid = built.workflow_id
@@ -76,6 +77,7 @@ def test_it_refuses_approval_by_an_operator(repair_db, shiftlead, operator, clie
     assert RepairAudit.objects.filter(action="CANCEL_APPROVE").get().outcome == "REFUSED:FORBIDDEN"
 
 
+@covers("CANCEL_APPROVE")
 def test_it_applies_cancel_and_release_when_a_second_shift_lead_approves(repair_db, shiftlead, shiftlead2, client):
     built = paused(repair_db, "active_mismatch")  # an active job with the step's id, describing another tray
     wid, (s1, s2) = built.workflow_id, built.step_ids
@@ -112,6 +114,7 @@ def test_it_applies_cancel_and_release_when_a_second_shift_lead_approves(repair_
     assert approve.consistent_after and approve.evidence_after["workflow_status"] == "CANCELLED"
 
 
+@covers("CANCEL_REJECT")
 def test_it_leaves_everything_as_it_was_on_rejection(repair_db, shiftlead, shiftlead2, client):
     wid = paused(repair_db, "job_missing").workflow_id
     client.force_login(shiftlead)

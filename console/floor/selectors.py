@@ -26,6 +26,7 @@ from console.readers.stalled import (
     stalled_before,
     stalled_workflows,
 )
+from console.repair.selectors import with_labels
 from recovery.models import TIDY_JOB_ID, RecoveryDecision, TidyWorkflow
 
 # --- labels a page shows for stored values (the values themselves stay as they are) ----------
@@ -304,6 +305,7 @@ def handover(*, shift: Shift, section: str | None = None, page: int = 1, limit: 
         decision.source_label = DECISION_SOURCE_LABELS.get(decision.source) or decision.source.lower()
     for audit in shown["repairs"]:
         audit.outcome_label, audit.outcome_code = repair_outcome(audit.outcome)
+    with_labels(shown["repairs"])
     with_texts(shown["notifications"])
     with_texts([a.notification for a in shown["acknowledgements"]])
     return Handover(shift=shift, now=now, totals=totals, section=section, page=page if section else 1, pages=pages,

@@ -23,28 +23,6 @@ from console.models.notifications import (  # noqa: F401  (the notification tabl
 )
 
 
-class RepairAction(models.TextChoices):
-    """The one vocabulary of repair actions: URL slugs and the runbook's corrections derive from it."""
-
-    RECHECK = "RECHECK", "Re-check and resume"
-    REISSUE = "REISSUE", "Re-issue job"
-    RECONCILE_SOURCE = "RECONCILE_SOURCE", "Reconcile: tray is at the source"
-    RECONCILE_TARGET = "RECONCILE_TARGET", "Reconcile: tray is at the target"
-    CANCEL_PROPOSE = "CANCEL_PROPOSE", "Propose cancel and release"
-    CANCEL_APPROVE = "CANCEL_APPROVE", "Approve cancel and release"
-    CANCEL_REJECT = "CANCEL_REJECT", "Reject cancel and release"
-
-    @property
-    def slug(self) -> str:
-        """The action's URL segment (cancel-and-release starts with its proposal)."""
-        return "cancel" if self == "CANCEL_PROPOSE" else self.value.lower().replace("_", "-")
-
-    @property
-    def correction(self) -> str:
-        """The runbook's name for the action's family: recheck, reissue, reconcile or cancel."""
-        return self.value.split("_", 1)[0].lower()
-
-
 class RepairBatch(models.Model):
     """One batch re-check: a reason given once, one audit row per workflow linked back here."""
 
@@ -116,7 +94,9 @@ class RepairAudit(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
                              related_name="+")
     username = models.CharField(max_length=150, help_text="as signed in at the time")
-    action = models.CharField(max_length=32, choices=RepairAction.choices)
+    # The action's code (console.repair.registry declares them, with their labels): no choices
+    # here, so a new action needs no migration.
+    action = models.CharField(max_length=32)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.APPLY)
     workflow_id = models.BigIntegerField(null=True, blank=True)
     step_id = models.BigIntegerField(null=True, blank=True)
@@ -131,9 +111,16 @@ class RepairAudit(models.Model):
     evidence_after = models.JSONField(null=True, blank=True)
     changes = models.JSONField(default=list, help_text="every row changed: table, key, before, after")
     outcome = models.CharField(max_length=64, help_text="APPLIED, PROPOSED, REJECTED or REFUSED:<why>")
+    # The English of the message and of what the table says afterwards, for logs, CSV and tools;
+    # beside each, the same text as a message id with values (recovery.messages.Message as JSON,
+    # docs/architecture.md §15) that pages render in the reader's language. NULL: a row written
+    # before messages were stored, which shows its English.
     message = models.TextField(blank=True)
+    message_json = models.JSONField(null=True, blank=True, help_text="the message as a message id with values")
     decision_after = models.CharField(max_length=200, blank=True,
                                       help_text="what the decision table says after the attempt")
+    decision_after_json = models.JSONField(null=True, blank=True,
+                                           help_text="decision_after as a message id with values")
     consistent_after = models.BooleanField(default=False,
                                            help_text="not paused, and the table would not pause it")
     idempotency_key = models.CharField(max_length=64, unique=True, null=True, blank=True)

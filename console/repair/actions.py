@@ -1,4 +1,5 @@
-"""The direct repairs (re-check, re-issue, reconcile to source or target): preview and apply.
+"""The direct repairs (re-check, re-issue, reconcile to source or target: every action whose spec
+neither proposes nor decides a proposal): preview and apply.
 
 Apply goes through the apply-once frame; preview takes the same lock, runs the same checks
 and the same mutation in a savepoint that is rolled back, and audits a refusal.
@@ -7,38 +8,31 @@ and the same mutation in a savepoint that is rolled back, and audits a refusal.
 from dataclasses import dataclass
 from functools import partial
 
-from console.models import RepairAction, RepairAudit, RepairBatch
-from console.repair import frame
+from console.models import RepairAudit, RepairBatch
+from console.repair import frame, registry
 from console.repair import texts as t
-from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, floor_space, permitted
+from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, floor_space, moving_jobs
 from console.repair.selectors import pending_proposal
-from console.repair.texts import english
+from recovery.messages import Message, message
 from recovery.transaction import StaleWrite
 from recovery.transaction import repair as m
 
-# Each action's mutation in recovery.transaction.repair (cancel-and-release is applied on approval).
-MUTATIONS = {
-    RepairAction.RECHECK: m.recheck_resume,
-    RepairAction.REISSUE: m.reissue_job,
-    RepairAction.RECONCILE_SOURCE: m.reconcile_to_source,
-    RepairAction.RECONCILE_TARGET: m.reconcile_to_target,
-    RepairAction.CANCEL_PROPOSE: m.cancel_release,  # previewed at proposal, applied at approval
-    RepairAction.CANCEL_APPROVE: m.cancel_release,
-}
+MUTATIONS = registry.MUTATIONS  # each action's mutation in recovery.transaction.repair
 
 
-def warnings_for(ctx: m.RepairContext, action: str) -> list[str]:
-    if action not in (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE):
+def warnings_for(ctx: m.RepairContext, action: str) -> list[Message]:
+    if not registry.spec(action).frees_spaces:
         return []
-    live = [j for j in ctx.active_jobs if j.status in (2, 3)]
+    live = moving_jobs(ctx)
     if not live:
         return []
-    return [english(t.MOVING_WARNING, jobs=", ".join(j.job_id for j in live))]
+    return [message(t.MOVING_WARNING, jobs=", ".join(j.job_id for j in live))]
 
 
 def mutation_for(action: str, *, floor_space: str | None = None):
-    """The action's mutation; a cancel with a floor confirmation also corrects the records."""
-    if floor_space is not None and action in (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE):
+    """The action's mutation; one that frees the spaces, with a floor confirmation, also corrects
+    the records to where the tray stands."""
+    if floor_space is not None and registry.spec(action).frees_spaces:
         return partial(MUTATIONS[action], floor_space=floor_space)
     return MUTATIONS[action]
 
@@ -63,16 +57,16 @@ class Preview:
 def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "preview") -> Preview:
     """Lock, re-read, check, run the mutation in a savepoint, roll back. Refusals are audited."""
     try:
-        if not permitted(user, request.action):
-            raise RepairRefused(Refusal.FORBIDDEN, t.FORBIDDEN)
+        if not registry.permitted(user, request.action):
+            raise RepairRefused(Refusal.FORBIDDEN, registry.spec(request.action).forbidden)
         check_text(request)
         action = Repair(request)
         with frame.locked_workflow(request.workflow_id):
             ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
-                raise RepairRefused(Refusal.NOT_FOUND, english(t.NOT_FOUND, workflow_id=request.workflow_id))
+                raise RepairRefused(Refusal.NOT_FOUND, message(t.NOT_FOUND, workflow_id=request.workflow_id))
             action.check_locked(ctx, frame.pause_reason(ctx.workflow_id))
-            if request.action == RepairAction.CANCEL_PROPOSE:
+            if action.spec.proposes:
                 check_no_pending_proposal(ctx.workflow_id)
             result = dry_run(ctx, request.action, frame.payload(user, request, idempotency_key),
                              floor_space=floor_space(ctx, request.space_code))
@@ -81,13 +75,13 @@ def repair_preview(*, user, request: RepairRequest, idempotency_key: str = "prev
         frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
         raise
     except StaleWrite as exc:
-        refused = RepairRefused(Refusal.STALE_WRITE, english(t.STALE_WRITE_PREVIEW, error=exc))
+        refused = RepairRefused(Refusal.STALE_WRITE, message(t.STALE_WRITE_PREVIEW, error=str(exc)))
         frame.record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.PREVIEW)
         raise refused from exc
 
 
 class Repair(frame.FramedAction):
-    """Re-check, re-issue or reconcile: the default checks, the action's own mutation."""
+    """A direct repair: the default checks, the action's own mutation."""
 
     def mutate(self, user, ctx, payload) -> frame.Outcome:
         run = frame.run(ctx, MUTATIONS[self.request.action], payload, [])

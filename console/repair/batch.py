@@ -17,12 +17,14 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from console import console_sql
-from console.models import RepairAction, RepairAudit, RepairBatch
+from console.models import RepairAudit, RepairBatch
 from console.repair import frame
 from console.repair import texts as t
 from console.repair.actions import repair_apply
-from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_reason_code, check_text, permitted
+from console.repair.registry import RepairAction, check_reason_code, permitted
+from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text
 from console.repair.selectors import BATCH_LIMIT
+from recovery.messages import message
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ def batch_recheck(*, user, fingerprints: dict[int, str], reason_code: str, reaso
         if not fingerprints:
             raise RepairRefused(Refusal.BAD_REQUEST, t.SELECT_ONE)
         if len(fingerprints) > BATCH_LIMIT:
-            raise RepairRefused(Refusal.BAD_REQUEST, t.english(t.BATCH_TOO_BIG, limit=BATCH_LIMIT))
+            raise RepairRefused(Refusal.BAD_REQUEST, message(t.BATCH_TOO_BIG, limit=BATCH_LIMIT))
         # Re-check codes do not depend on the pause reason, so one reason fits the whole batch.
         check_reason_code(probe, None)
         check_text(probe)

@@ -15,10 +15,10 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 from console.input_checks import BIGINT_MAX, SafeInputForm
-from console.models import RepairAction
 from console.readers.paused import AGE_BUCKETS
-from console.repair import codes
-from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH, RECONCILE
+from console.repair import registry
+from console.repair.registry import RepairAction
+from console.repair.rules import REASON_MAX_LENGTH, REASON_MIN_LENGTH
 
 
 def _format(template, **values) -> str:
@@ -54,12 +54,12 @@ class ReasonFields(SafeInputForm):
         super().__init__(*args, **kwargs)
         self.fields["reason_code"].widget.choices = [("", _("Choose a reason code"))] + [
             (c.code, _lazy_format(_("%(label)s (%(code)s)"), label=c.label, code=c.code))
-            for c in codes.codes_for(action, pause_reason)]
+            for c in registry.codes_for(action, pause_reason)]
 
 
 class RepairForm(ReasonFields):
-    """Reason (all actions) plus, for reconcile and for a cancel while a vehicle may be moving the
-    tray (`floor_confirmation`), the codes read on the floor."""
+    """Reason (all actions) plus, for an action whose spec asks for them (reconcile always, a
+    cancel while a vehicle may be moving the tray), the codes read on the floor."""
 
     tray_code = forms.CharField(required=False, label=_("Tray code (scan or type)"), max_length=200,
                                 widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
@@ -70,9 +70,13 @@ class RepairForm(ReasonFields):
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters",
                                                                "spellcheck": "false", "data-scan": ""}))
 
-    def __init__(self, *args, action: str, pause_reason: str | None, floor_confirmation: bool = False, **kwargs):
+    def __init__(self, *args, action: str, pause_reason: str | None, scans: bool | None = None, **kwargs):
+        """`scans`: whether the form asks for the scanned codes on the current evidence
+        (registry.scans_asked); None: whenever the action may ask for them (checking a post)."""
         super().__init__(*args, action=action, pause_reason=pause_reason, **kwargs)
-        if action not in RECONCILE and not (floor_confirmation and action == RepairAction.CANCEL_PROPOSE):
+        if scans is None:
+            scans = registry.spec(action).scans is not None
+        if not scans:
             del self.fields["tray_code"]
             del self.fields["space_code"]
 
@@ -109,7 +113,7 @@ class BatchApplyForm(ReasonFields):
         super().__init__(*args, action=RepairAction.RECHECK, pause_reason=None, **kwargs)
 
 
-REASON_CHOICES = [("", _("Any reason"))] + [(c.code, c.code) for c in codes.REASON_CODES]
+REASON_CHOICES = [("", _("Any reason"))] + [(c.code, c.code) for c in registry.REASON_CODES]
 LOCAL_TIME = forms.DateTimeInput(attrs={"type": "datetime-local"})
 
 
@@ -118,7 +122,7 @@ class AuditFilterForm(SafeInputForm):
 
     user = forms.CharField(required=False, label=_("User"), max_length=150)
     action = forms.ChoiceField(required=False, label=_("Action"), choices=[
-        ("", _("Any action")), *[(a.value, codes.action_label(a)) for a in RepairAction]])
+        ("", _("Any action")), *[(s.code, s.label) for s in registry.SPECS]])
     reason_code = forms.ChoiceField(required=False, label=_("Reason code"),
                                     choices=REASON_CHOICES)
     outcome = forms.ChoiceField(required=False, label=_("Outcome"), choices=[

@@ -10,33 +10,27 @@ from functools import partial
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from console.models import CancelProposal, RepairAction, RepairAudit
-from console.repair import frame
+from console.models import CancelProposal, RepairAudit
+from console.repair import frame, registry
 from console.repair import texts as t
 from console.repair.actions import Preview, check_no_pending_proposal, dry_run
+from console.repair.registry import RepairAction
 from console.repair.rules import (
     Refusal,
     RepairRefused,
     RepairRequest,
     check_floor_confirmation,
-    check_preconditions,
-    check_reason_code,
     check_text,
     floor_space,
     needs_floor_confirmation,
-    precondition_failures,
 )
-from console.repair.texts import english
+from recovery.messages import Message, message
 from recovery.transaction import repair as m
 from recovery.transaction import set_lock_timeout
 
 
 class Propose(frame.FramedAction):
     """Records the proposal; nothing in the WMS changes until approval."""
-
-    def check_fingerprint(self, ctx):
-        if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_PROPOSED)
 
     def check_locked(self, ctx, pause_reason):
         super().check_locked(ctx, pause_reason)
@@ -54,23 +48,23 @@ class Propose(frame.FramedAction):
             floor_tray_code=request.tray_code.strip() if confirmed else None,
             floor_space_code=request.space_code.strip() if confirmed else None)
         text, consistent = frame.assess(ctx.evidence)
-        parts = [english(t.PROPOSED, proposal=proposal.pk), t.NEEDS_SECOND_LEAD]
+        parts = [message(t.PROPOSED, proposal=proposal.pk), Message(t.NEEDS_SECOND_LEAD)]
         if confirmed:
-            parts.append(english(t.FLOOR_CONFIRMED, tray=proposal.floor_tray_code, space=proposal.floor_space_code))
-        return frame.Outcome("PROPOSED", "; ".join(parts), ctx.evidence, text, consistent, proposal=proposal)
+            parts.append(message(t.FLOOR_CONFIRMED, tray=proposal.floor_tray_code, space=proposal.floor_space_code))
+        return frame.Outcome("PROPOSED", Message.joined(parts), ctx.evidence, text, consistent, proposal=proposal)
 
 
 class _Decision(frame.FramedAction):
     """Approve or reject a pending proposal: reason checked up front, the proposal row locked."""
 
     def check_unlocked(self, user):
-        check_reason_code(self.request, None)
+        registry.check_reason_code(self.request, None)
         check_text(self.request)
 
     def lock_rows(self):
         self.proposal = CancelProposal.objects.select_for_update().get(pk=self.proposal.pk)
         if self.proposal.status != CancelProposal.Status.PENDING:
-            raise RepairRefused(Refusal.PROPOSAL_CLOSED, english(t.PROPOSAL_CLOSED, wf_status=self.proposal.status))
+            raise RepairRefused(Refusal.PROPOSAL_CLOSED, message(t.PROPOSAL_CLOSED, wf_status=self.proposal.status))
 
     def decide(self, user, status: str) -> None:
         self.proposal.status = status
@@ -86,8 +80,6 @@ class ProposalStale(RepairRefused):
 
 
 class Approve(_Decision):
-    forbidden = t.APPROVE_FORBIDDEN
-
     def check_unlocked(self, user):
         if self.proposal.proposed_by_id == user.pk:
             raise RepairRefused(Refusal.SELF_APPROVAL, t.SELF_APPROVAL)
@@ -97,13 +89,13 @@ class Approve(_Decision):
         if ctx.fingerprint != self.proposal.fingerprint:
             raise ProposalStale()
         if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_APPROVAL)
+            raise RepairRefused(Refusal.STALE_EVIDENCE, self.spec.stale)
 
     def context_spaces(self):
         return (self.proposal.floor_space_code,) if self.proposal.floor_space_code else ()
 
     def check_locked(self, ctx, pause_reason):
-        check_preconditions(ctx, self.request.action)
+        registry.check_preconditions(ctx, self.request.action)
         # Checked again under the lock: the space may have been given another tray since.
         check_floor_confirmation(ctx, self.proposal.floor_tray_code, self.proposal.floor_space_code)
 
@@ -115,7 +107,7 @@ class Approve(_Decision):
             payload["floor_confirmation"] = {"tray_code": self.proposal.floor_tray_code, "space_code": space}
         run = frame.run(ctx, partial(m.cancel_release, floor_space=space), payload, [])
         self.decide(user, CancelProposal.Status.APPLIED)
-        return frame.Outcome("APPLIED", english(t.APPROVED, proposal=self.proposal.pk, user=proposer,
+        return frame.Outcome("APPLIED", message(t.APPROVED, proposal=self.proposal.pk, user=proposer,
                                                 summary=run.summary),
                              run.evidence_after, run.decision_after, run.consistent_after, run.changes)
 
@@ -126,8 +118,6 @@ class Approve(_Decision):
 
 
 class Reject(_Decision):
-    forbidden = t.REJECT_FORBIDDEN
-
     def check_fingerprint(self, ctx):
         """Rejecting changes nothing in the WMS, whatever the evidence now."""
 
@@ -137,8 +127,9 @@ class Reject(_Decision):
     def mutate(self, user, ctx, payload) -> frame.Outcome:
         self.decide(user, CancelProposal.Status.REJECTED)
         text, consistent = frame.assess(ctx.evidence)
-        rejected = english(t.REJECTED, proposal=self.proposal.pk, user=self.proposal.proposed_by.get_username())
-        return frame.Outcome("REJECTED", f"{rejected}; {t.NOTHING_CHANGED}", ctx.evidence, text, consistent)
+        rejected = message(t.REJECTED, proposal=self.proposal.pk, user=self.proposal.proposed_by.get_username())
+        return frame.Outcome("REJECTED", Message.joined([rejected, Message(t.NOTHING_CHANGED)]), ctx.evidence, text,
+                             consistent)
 
 
 def cancel_propose(*, user, request: RepairRequest, previewed_fingerprint: str,
@@ -177,7 +168,7 @@ def cancel_preview_for_approval(*, proposal: CancelProposal) -> Preview | None:
     for a row another transaction holds at most the lock timeout."""
     spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
     ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
-    if ctx is None or precondition_failures(ctx, RepairAction.CANCEL_APPROVE):
+    if ctx is None or registry.precondition_failures(ctx, RepairAction.CANCEL_APPROVE):
         return None
     try:
         check_floor_confirmation(ctx, proposal.floor_tray_code, proposal.floor_space_code)
@@ -196,18 +187,18 @@ def cancel_preview_for_approval(*, proposal: CancelProposal) -> Preview | None:
     return Preview(request, ctx, ctx.fingerprint, result)
 
 
-def approval_blocker(*, proposal: CancelProposal) -> str:
-    """Why approving the proposal would be refused on the current records ("" when it would not,
-    as far as can be told without the lock): shown where the approval preview would be."""
+def approval_blocker(*, proposal: CancelProposal) -> Message | None:
+    """Why approving the proposal would be refused on the current records (None when it would
+    not, as far as can be told without the lock): shown where the approval preview would be."""
     spaces = (proposal.floor_space_code,) if proposal.floor_space_code else ()
     ctx = m.read_context(proposal.workflow_id, extra_spaces=spaces)
     if ctx is None:
-        return english(t.NOT_FOUND, workflow_id=proposal.workflow_id)
-    why = precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
+        return message(t.NOT_FOUND, workflow_id=proposal.workflow_id)
+    why = registry.precondition_failures(ctx, RepairAction.CANCEL_APPROVE)
     if why:
-        return " ".join(why)
+        return Message.sentences(why)
     try:
         check_floor_confirmation(ctx, proposal.floor_tray_code, proposal.floor_space_code)
     except RepairRefused as refused:
-        return refused.message
-    return ""
+        return refused.text
+    return None

@@ -26,22 +26,12 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 
 from console.models import CancelProposal, RepairAudit, RepairBatch
+from console.repair import registry
 from console.repair import texts as t
-from console.repair.rules import (
-    PAUSED,
-    REASON_MAX_LENGTH,
-    Refusal,
-    RepairRefused,
-    RepairRequest,
-    check_preconditions,
-    check_reason_code,
-    check_scanned_codes,
-    check_text,
-    permitted,
-)
-from console.repair.texts import english
+from console.repair.rules import PAUSED, REASON_MAX_LENGTH, Refusal, RepairRefused, RepairRequest, check_text
 from recovery.decisions import Action, decide, decide_as_if_active
 from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow
+from recovery.messages import Message, message
 from recovery.models import TidyWorkflow
 from recovery.transaction import StaleWrite, lock_workflow, set_lock_timeout
 from recovery.transaction import repair as m
@@ -70,22 +60,22 @@ def locked_workflow(workflow_id: int):
     except OperationalError as exc:
         if not is_lock_timeout(exc):
             raise
-        raise RepairRefused(Refusal.BUSY, english(t.BUSY, workflow_id=workflow_id, ms=lock_timeout_ms())) from exc
+        raise RepairRefused(Refusal.BUSY, message(t.BUSY, workflow_id=workflow_id, ms=lock_timeout_ms())) from exc
 
 
 def pause_reason(workflow_id: int) -> str:
     return TidyWorkflow.objects.filter(pk=workflow_id).values_list("pause_reason", flat=True).first() or ""
 
 
-def assess(evidence: TidyRecoveryEvidence | None) -> tuple[str, bool]:
+def assess(evidence: TidyRecoveryEvidence | None) -> tuple[Message, bool]:
     """What the decision table says about the workflow now, and whether that is consistent."""
     if evidence is None:
-        return t.NOT_FOUND_ASSESSED, False
+        return Message(t.NOT_FOUND_ASSESSED), False
     if evidence.workflow_status == PAUSED:
         d = decide_as_if_active(evidence)
-        return english(t.STILL_PAUSED, wf_status=PAUSED, decision=_decision(d)), False
+        return message(t.STILL_PAUSED, wf_status=PAUSED, decision=_decision(d)), False
     d = decide(evidence)
-    text = english(t.DECIDED, wf_status=evidence.workflow_status, decision=_decision(d))
+    text = message(t.DECIDED, wf_status=evidence.workflow_status, decision=_decision(d))
     return text, d.action is not Action.PAUSE
 
 
@@ -98,14 +88,14 @@ def _decision(d) -> str:
 
 @dataclass
 class RunResult:
-    summary: str
+    summary: Message
     changes: list[dict]
     evidence_after: TidyRecoveryEvidence | None
-    decision_after: str
+    decision_after: Message
     consistent_after: bool
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Message] = field(default_factory=list)
 
-    # The English texts in the reader's language (console.repair.texts), for the pages.
+    # The messages in the reader's language, for the pages.
     @property
     def shown_summary(self):
         return t.shown(self.summary)
@@ -119,7 +109,7 @@ class RunResult:
         return [t.shown(w) for w in self.warnings]
 
 
-def run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[str]) -> RunResult:
+def run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[Message]) -> RunResult:
     """Run a mutation of recovery.transaction.repair and record every row it changed."""
     scope = m.workflow_scope(ctx.workflow_id, extra_spaces=tuple(ctx.spaces))
     before = m.snapshot_scope(scope)
@@ -135,7 +125,7 @@ class _DryRun(Exception):
         self.result = result
 
 
-def dry_run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[str]) -> RunResult:
+def dry_run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[Message]) -> RunResult:
     """`run` inside a savepoint that is always rolled back."""
     try:
         with transaction.atomic():
@@ -152,23 +142,22 @@ class Outcome:
     """What an action's mutation did, for its audit row."""
 
     outcome: str  # APPLIED, PROPOSED or REJECTED
-    message: str
+    message: Message
     evidence_after: TidyRecoveryEvidence | None
-    decision_after: str
+    decision_after: Message
     consistent_after: bool
     changes: list[dict] = field(default_factory=list)
     proposal: CancelProposal | None = None
 
 
 class FramedAction:
-    """One repair action as the frame runs it. Subclasses supply `mutate` and, where they
-    differ from the defaults, their checks."""
-
-    forbidden = t.FORBIDDEN
+    """One repair action as the frame runs it, by its spec (console.repair.registry). Subclasses
+    supply `mutate` and, where they differ from the defaults, their checks."""
 
     def __init__(self, request: RepairRequest, *, previewed_fingerprint: str = "",
                  proposal: CancelProposal | None = None, batch: RepairBatch | None = None):
         self.request = request
+        self.spec = registry.spec(request.action)
         self.previewed = previewed_fingerprint or ""
         self.proposal = proposal
         self.batch = batch
@@ -187,13 +176,13 @@ class FramedAction:
 
     def check_fingerprint(self, ctx: m.RepairContext) -> None:
         if ctx.fingerprint != self.previewed:
-            raise RepairRefused(Refusal.STALE_EVIDENCE, t.STALE_APPLIED)
+            raise RepairRefused(Refusal.STALE_EVIDENCE, self.spec.stale)
 
     def check_locked(self, ctx: m.RepairContext, pause_reason: str) -> None:
         """Under the lock: preconditions, then the reason code, then the scanned codes."""
-        check_preconditions(ctx, self.request.action)
-        check_reason_code(self.request, pause_reason)
-        check_scanned_codes(self.request, ctx)
+        registry.check_preconditions(ctx, self.request.action)
+        registry.check_reason_code(self.request, pause_reason)
+        registry.check_scans(self.request, ctx)
 
     def mutate(self, user, ctx: m.RepairContext, payload: dict) -> Outcome:
         raise NotImplementedError
@@ -233,8 +222,8 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
     try:
         if first := first_result(key, user):
             return first
-        if not permitted(user, request.action):
-            raise RepairRefused(Refusal.FORBIDDEN, action.forbidden)
+        if not registry.permitted(user, request.action):
+            raise RepairRefused(Refusal.FORBIDDEN, action.spec.forbidden)
         action.check_unlocked(user)
         with locked_workflow(request.workflow_id):
             if first := RepairAudit.objects.filter(idempotency_key=key).first():
@@ -242,7 +231,7 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
             action.lock_rows()
             ctx = m.read_context(request.workflow_id, extra_spaces=action.context_spaces())
             if ctx is None:
-                raise RepairRefused(Refusal.NOT_FOUND, english(t.NOT_FOUND, workflow_id=request.workflow_id))
+                raise RepairRefused(Refusal.NOT_FOUND, message(t.NOT_FOUND, workflow_id=request.workflow_id))
             action.check_fingerprint(ctx)
             reason_before = pause_reason(ctx.workflow_id)
             action.check_locked(ctx, reason_before)
@@ -252,15 +241,17 @@ def apply_once(action: FramedAction, *, user, idempotency_key: str) -> RepairAud
                 user=user, username=user.get_username(), action=request.action, stage=RepairAudit.Stage.APPLY,
                 workflow_id=ctx.workflow_id, step_id=ctx.subject.step_id if ctx.subject else None,
                 pause_reason=reason_before, reason_code=request.reason_code,
-                reason_text=request.reason_text.strip(), inputs=request.inputs(),
+                reason_text=request.reason_text.strip(), inputs=registry.inputs(request),
                 fingerprint_previewed=action.previewed, fingerprint_before=ctx.fingerprint,
                 fingerprint_after=after.fingerprint if after else "", evidence_before=ctx.evidence.as_json(),
                 evidence_after=after.as_json() if after else None, changes=done.changes, outcome=done.outcome,
-                message=done.message, decision_after=done.decision_after, consistent_after=done.consistent_after,
+                message=done.message.english(), message_json=done.message.as_json(),
+                decision_after=done.decision_after.english(), decision_after_json=done.decision_after.as_json(),
+                consistent_after=done.consistent_after,
                 idempotency_key=key, batch=action.batch, proposal=done.proposal or action.proposal,
                 duration_ms=int((time.monotonic() - started) * 1000))
     except StaleWrite as exc:
-        refused = RepairRefused(Refusal.STALE_WRITE, english(t.STALE_WRITE_APPLY, error=exc))
+        refused = RepairRefused(Refusal.STALE_WRITE, message(t.STALE_WRITE_APPLY, error=str(exc)))
         action.refused(refused)
         record_refusal(refused, user=user, request=request, stage=RepairAudit.Stage.APPLY, key=key,
                        previewed=action.previewed, batch=action.batch, proposal=action.proposal, started=started)
@@ -281,19 +272,20 @@ def record_refusal(refused: RepairRefused, *, user, request: RepairRequest, stag
     evidence = evidence_for_workflow(request.workflow_id) if request.workflow_id else None
     refused.evidence = evidence
     ev_json = evidence.as_json() if evidence else None
-    text, consistent = assess(evidence) if evidence else ("", False)
+    decision, consistent = assess(evidence) if evidence else (None, False)
     fields = {
         "user": user, "username": user.get_username(),
         "action": request.action, "stage": stage, "workflow_id": request.workflow_id or None,
         "step_id": evidence.step.step_id if evidence and evidence.step else None,
         "pause_reason": pause_reason(evidence.workflow_id) if evidence else "",
         "reason_code": request.reason_code[:64], "reason_text": request.reason_text[:REASON_MAX_LENGTH],
-        "inputs": request.inputs(), "fingerprint_previewed": previewed[:64],
+        "inputs": registry.inputs(request), "fingerprint_previewed": previewed[:64],
         "fingerprint_before": evidence.fingerprint if evidence else "",
         "fingerprint_after": evidence.fingerprint if evidence else "",
         "evidence_before": ev_json, "evidence_after": ev_json,
-        "outcome": f"REFUSED:{refused.code}", "message": refused.message,
-        "decision_after": text, "consistent_after": consistent,
+        "outcome": f"REFUSED:{refused.code}", "message": refused.message, "message_json": refused.text.as_json(),
+        "decision_after": decision.english() if decision else "",
+        "decision_after_json": decision.as_json() if decision else None, "consistent_after": consistent,
         "idempotency_key": key or None, "proposal": proposal, "batch": batch,
         "duration_ms": int((time.monotonic() - started) * 1000) if started else None,
     }

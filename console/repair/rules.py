@@ -1,31 +1,21 @@
-"""What a repair may do: who may take which action, the preconditions on the evidence, and the
-checks of the written reason, the reason code and the scanned codes.
+"""What every repair shares: the refusals, the request, the checks of the written reason, and
+the floor confirmation a cancel needs while a vehicle may be moving the tray.
 
-Pure on a RepairContext (no reads, no writes), so the panel's offers, the preview and the
-apply-once frame ask the very same questions. A failed check raises RepairRefused; the frame
-audits it.
+Pure (no reads, no writes). What is particular to one action (who may take it, its
+preconditions, its reason codes, its scans) is its spec in console.repair.registry, which
+builds on these. A failed check raises RepairRefused; the frame audits it.
 """
 
 from dataclasses import dataclass
 
-from console import roles
-from console.models import RepairAction
-from console.repair import codes
 from console.repair import texts as t
-from console.repair.texts import english
-from recovery.decisions import Action, decide_as_if_active
 from recovery.errors import Refused
+from recovery.messages import Message, message
 from recovery.transaction import repair as m
 
 REASON_MIN_LENGTH = 15
 REASON_MAX_LENGTH = 2000
 PAUSED = "PAUSED_RECOVERY"
-
-# The actions the workflow's panel offers; approve and reject are taken on the proposal page.
-OFFERED = (RepairAction.RECHECK, RepairAction.REISSUE, RepairAction.RECONCILE_SOURCE,
-           RepairAction.RECONCILE_TARGET, RepairAction.CANCEL_PROPOSE)
-RECONCILE = (RepairAction.RECONCILE_SOURCE, RepairAction.RECONCILE_TARGET)
-CANCEL = (RepairAction.CANCEL_PROPOSE, RepairAction.CANCEL_APPROVE, RepairAction.CANCEL_REJECT)
 
 
 class Refusal:
@@ -48,22 +38,33 @@ class Refusal:
     BUSY = "BUSY"  # the workflow row stayed locked longer than the lock timeout
 
 
-class RepairRefused(Refused):
-    """A refused attempt; `audit` is its (committed) audit row, `evidence` the evidence then."""
+def as_message(text: Message | str) -> Message:
+    """A message id without values (a module constant of console.repair.texts) as a Message."""
+    return text if isinstance(text, Message) else Message(text)
 
-    def __init__(self, code: str, message: str, *, field_errors: dict | None = None):
-        """`message` (and the field errors) in English, as the audit stores it: one of the
-        sentences of console.repair.texts, which `shown_message` reads in the reader's language."""
-        super().__init__(message)
+
+class RepairRefused(Refused):
+    """A refused attempt; `audit` is its (committed) audit row, `evidence` the evidence then.
+
+    `text` is the refusal as a message id with values (the audit keeps it as JSON), `message`
+    its English (the audit's `message`, logs); `field_errors` maps a form field to a message."""
+
+    def __init__(self, code: str, text: Message | str, *, field_errors: dict | None = None):
+        self.text = as_message(text)
+        super().__init__(self.text.english())
         self.code = code
-        self.message = message
-        self.field_errors = field_errors or {}
+        self.field_errors = {name: as_message(why) for name, why in (field_errors or {}).items()}
         self.audit = None
         self.evidence = None
 
     @property
+    def message(self) -> str:
+        return self.text.english()
+
+    @property
     def shown_message(self):
-        return t.shown(self.message)
+        """The refusal in the reader's language (HTML)."""
+        return t.shown(self.text, self.message)
 
     @property
     def http_status(self) -> int:
@@ -81,102 +82,35 @@ class RepairRequest:
     tray_code: str = ""
     space_code: str = ""
 
-    def inputs(self) -> dict:
-        if self.action in RECONCILE or (self.action == RepairAction.CANCEL_PROPOSE
-                                        and (self.tray_code or self.space_code)):
-            return {"tray_code": self.tray_code, "space_code": self.space_code}
-        return {}
 
-
-def permitted(user, action: str) -> bool:
-    return roles.can_cancel(user) if action in CANCEL else roles.can_repair(user)
-
-
-def precondition_failures(ctx: m.RepairContext, action: str) -> list[str]:
-    """Why `action` does not hold on this evidence (empty: it holds)."""
-    ev = ctx.evidence
-    if ev.workflow_status != PAUSED:
-        return [english(t.NOT_PAUSED, wf_status=ev.workflow_status)]
-    if action == RepairAction.RECHECK:
-        decision = decide_as_if_active(ev)
-        if decision.action is Action.PAUSE:
-            return [english(t.STILL_PAUSES, reason=decision.reason.value, explanation=decision.explanation)]
-        return []
-    if action in CANCEL:
-        return []
-    if action == RepairAction.REISSUE:
-        return _reissue_failures(ctx)
-    return _reconcile_failures(ctx, action)
-
-
-def _reissue_failures(ctx: m.RepairContext) -> list[str]:
-    ev = ctx.evidence
-    if ev.step is None:
-        return [t.NO_STEP_TO_ISSUE]
-    why = []
-    if ev.active_job is not None:
-        why.append(english(t.JOB_NOT_MISSING, job_id=ev.expected_job_id, job_status=ev.active_job.status))
-    if ev.finish_job is not None or ctx.subject_finish_rows:
-        why.append(english(t.JOB_HAS_FINISH, job_id=ev.expected_job_id))
-    if not ev.pre_move_state:
-        why.append(t.NOT_PRE_MOVE)
-    return why
-
-
-def _reconcile_failures(ctx: m.RepairContext, action: str) -> list[str]:
-    ev, step = ctx.evidence, ctx.subject
-    if step is None:
-        if ev.step is None:
-            return [english(t.LEFTOVER_JOBS, count=len(ctx.active_jobs))]
-        return [t.NO_STEP_TO_RECONCILE]
-    why = []
-    to_source = action == RepairAction.RECONCILE_SOURCE
-    space = step.cargo_space_id if to_source else step.target_cargo_space_id
-    if not ctx.stock_spaces:
-        why.append(english(t.NO_STOCK, tray=step.tray_code))
-    if not ctx.space_exists(space):
-        why.append(english(t.SOURCE_MISSING if to_source else t.TARGET_MISSING, space=space))
-    elif ctx.spaces.get(space) not in (None, step.tray_code):
-        why.append(english(t.SOURCE_TAKEN if to_source else t.TARGET_TAKEN, space=space, other=ctx.spaces[space]))
-    if to_source:
-        if ev.step is None:
-            why.append(t.NO_RESUME_AT_SOURCE)
-        if ctx.subject_finish_rows:
-            why.append(english(t.JOB_ARCHIVED, job_id=m.tidy_job_id(ctx.workflow_id, step.step_id)))
-        if ctx.subject_job is not None and not step.matches(ctx.workflow_id, ctx.subject_job):
-            job = ctx.subject_job
-            why.append(english(t.OTHER_MOVE, job_id=job.job_id, tray=job.tray_code, source=job.cargo_space_id,
-                               target=job.target_cargo_space_id))
-    return why
-
-
-def check_preconditions(ctx: m.RepairContext, action: str) -> None:
-    why = precondition_failures(ctx, action)
-    if why:
-        raise RepairRefused(Refusal.PRECONDITION, " ".join(why))
+def not_paused(ctx: m.RepairContext) -> list[Message]:
+    """Every action is only for a PAUSED_RECOVERY workflow."""
+    status = ctx.evidence.workflow_status
+    return [] if status == PAUSED else [message(t.NOT_PAUSED, wf_status=status)]
 
 
 def check_text(request: RepairRequest) -> None:
     """A written reason of REASON_MIN_LENGTH to REASON_MAX_LENGTH characters."""
     text = request.reason_text.strip()
     if not text:
-        msg = t.REASON_MISSING
+        msg = Message(t.REASON_MISSING)
         raise RepairRefused(Refusal.REASON_MISSING, msg, field_errors={"reason_text": msg})
     if len(text) < REASON_MIN_LENGTH:
-        msg = english(t.REASON_TOO_SHORT, min=REASON_MIN_LENGTH)
+        msg = message(t.REASON_TOO_SHORT, min=REASON_MIN_LENGTH)
         raise RepairRefused(Refusal.REASON_TOO_SHORT, msg, field_errors={"reason_text": msg})
     if len(text) > REASON_MAX_LENGTH:
-        msg = english(t.REASON_TOO_LONG, max=REASON_MAX_LENGTH)
+        msg = message(t.REASON_TOO_LONG, max=REASON_MAX_LENGTH)
         raise RepairRefused(Refusal.BAD_REQUEST, msg, field_errors={"reason_text": msg})
 
 
-def check_reason_code(request: RepairRequest, pause_reason: str | None) -> None:
-    """Only a code the form offers for this action and pause reason (codes.codes_for)."""
-    allowed = {c.code for c in codes.codes_for(request.action, pause_reason)}
-    if request.reason_code and request.reason_code in allowed:
-        return
-    msg = english(t.CODE_NOT_ALLOWED, code=request.reason_code or t.NONE, reason=pause_reason or t.NONE)
-    raise RepairRefused(Refusal.REASON_CODE_NOT_ALLOWED, msg, field_errors={"reason_code": msg})
+def or_none(value: str | None) -> str | Message:
+    """A value shown as "(none)" when it is empty."""
+    return value or Message(t.NONE)
+
+
+def or_empty(value: str | None) -> str | Message:
+    """A scanned value shown as "(empty)" when nothing was scanned."""
+    return value or Message(t.EMPTY)
 
 
 # --- the floor confirmation of a cancel --------------------------------------------------------
@@ -209,50 +143,24 @@ def check_floor_confirmation(ctx: m.RepairContext, tray_code: str | None, space_
         return
     jobs = ", ".join(f"{j.job_id} (status {j.status})" for j in moving)
     if ctx.subject is None:
-        raise RepairRefused(Refusal.PRECONDITION, english(t.MOVING_NO_STEP, jobs=jobs))
+        raise RepairRefused(Refusal.PRECONDITION, message(t.MOVING_NO_STEP, jobs=jobs))
     tray, space = (tray_code or "").strip(), (space_code or "").strip()
     if not tray or not space:
         errors = {}
         if not tray:
-            errors["tray_code"] = t.SCAN_TRAY
+            errors["tray_code"] = Message(t.SCAN_TRAY)
         if not space:
-            errors["space_code"] = t.SCAN_SPACE
-        raise RepairRefused(
-            Refusal.FLOOR_CONFIRMATION_REQUIRED,
-            english(t.FLOOR_REQUIRED, jobs=jobs, tray=ctx.subject.tray_code), field_errors=errors)
+            errors["space_code"] = Message(t.SCAN_SPACE)
+        raise RepairRefused(Refusal.FLOOR_CONFIRMATION_REQUIRED,
+                            message(t.FLOOR_REQUIRED, jobs=jobs, tray=ctx.subject.tray_code), field_errors=errors)
     errors = {}
     if tray != ctx.subject.tray_code:
-        errors["tray_code"] = english(t.FLOOR_WRONG_TRAY, tray=tray, expected=ctx.subject.tray_code)
+        errors["tray_code"] = message(t.FLOOR_WRONG_TRAY, tray=tray, expected=ctx.subject.tray_code)
     if not ctx.space_exists(space):
-        errors["space_code"] = english(t.FLOOR_NO_SPACE, space=space)
+        errors["space_code"] = message(t.FLOOR_NO_SPACE, space=space)
     elif ctx.spaces.get(space) not in (None, ctx.subject.tray_code):
-        errors["space_code"] = english(t.FLOOR_SPACE_TAKEN, space=space, other=ctx.spaces[space])
+        errors["space_code"] = message(t.FLOOR_SPACE_TAKEN, space=space, other=ctx.spaces[space])
     if errors:
         raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
-                            english(t.FLOOR_MISFIT, details=" ".join(errors.values())),
-                            field_errors=errors)
-
-
-def check_scanned_codes(request: RepairRequest, ctx: m.RepairContext) -> None:
-    """Reconcile: the scanned tray and space must equal the step's tray and stated location.
-    Cancel: the floor confirmation, when a vehicle may be moving the tray."""
-    if request.action == RepairAction.CANCEL_PROPOSE:
-        check_floor_confirmation(ctx, request.tray_code, request.space_code)
-        return
-    if request.action not in RECONCILE or ctx.subject is None:
-        return
-    step = ctx.subject
-    to_source = request.action == RepairAction.RECONCILE_SOURCE
-    errors = {}
-    tray, space = request.tray_code.strip(), request.space_code.strip()
-    if tray != step.tray_code:
-        errors["tray_code"] = english(t.WRONG_TRAY, tray=tray or t.EMPTY)
-    expected = step.cargo_space_id if to_source else step.target_cargo_space_id
-    other = step.target_cargo_space_id if to_source else step.cargo_space_id
-    if space != expected:
-        hint = " " + t.OTHER_END if space == other else ""
-        errors["space_code"] = english(t.WRONG_SOURCE if to_source else t.WRONG_TARGET, space=space or t.EMPTY) + hint
-    if errors:
-        raise RepairRefused(Refusal.CODES_DO_NOT_MATCH,
-                            english(t.CODES_MISMATCH, details=" ".join(errors.values())),
+                            message(t.FLOOR_MISFIT, details=Message.sentences(errors.values())),
                             field_errors=errors)

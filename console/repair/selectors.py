@@ -5,13 +5,14 @@ import json
 from dataclasses import dataclass
 
 from console import roles
-from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
+from console.models import CancelProposal, RepairAudit, RepairBatch
 from console.readers.paused import PausedFilters, paused_workflows_page
-from console.repair import codes
+from console.repair import registry
 from console.repair import texts as t
-from console.repair.rules import OFFERED, PAUSED, permitted, precondition_failures
+from console.repair.rules import PAUSED
 from recovery.decisions import Action, decide_as_if_active
 from recovery.evidence import evidence_for_workflows
+from recovery.messages import Message, message
 from recovery.models import TidyWorkflow
 from recovery.transaction import repair as m
 
@@ -32,9 +33,31 @@ def pause_reason(*, workflow_id: int) -> str | None:
     return TidyWorkflow.objects.filter(pk=workflow_id).values_list("pause_reason", flat=True).first()
 
 
+def with_labels(entries):
+    """Each audit row with `action_label`, its action's name in the reader's language (the row
+    stores the action's code); returns the same rows."""
+    for entry in entries:
+        entry.action_label = registry.action_label(entry.action)
+    return entries
+
+
 def workflow_audit_trail(*, workflow_id: int, limit: int = 50) -> list[RepairAudit]:
-    return list(RepairAudit.objects.filter(workflow_id=workflow_id).select_related("proposal__proposed_by")
-                .order_by("-id")[:limit])
+    return with_labels(list(RepairAudit.objects.filter(workflow_id=workflow_id)
+                            .select_related("proposal__proposed_by").order_by("-id")[:limit]))
+
+
+def proposal_trail(*, proposal: CancelProposal) -> list[RepairAudit]:
+    return with_labels(list(RepairAudit.objects.filter(proposal=proposal).order_by("id")))
+
+
+def shown_message(entry: RepairAudit):
+    """An audit row's message in the reader's language; a row written before messages were
+    stored shows its stored English."""
+    return t.shown(entry.message_json, entry.message)
+
+
+def shown_decision_after(entry: RepairAudit):
+    return t.shown(entry.decision_after_json, entry.decision_after)
 
 
 # The audit page's filter fields and the lookup each one applies.
@@ -66,7 +89,7 @@ def audit_page(*, filters: dict, before_id: int | None = None, size: int = AUDIT
         qs = qs.filter(id__lt=before_id)
     rows = list(qs.order_by("-id")[: size + 1])
     more = len(rows) > size
-    rows = rows[:size]
+    rows = with_labels(rows[:size])
     return AuditPage(rows, rows[-1].id if more and rows else None, before_id is None)
 
 
@@ -155,7 +178,7 @@ def batch_progress(*, batch: RepairBatch) -> BatchProgress:
     latest: dict[int, RepairAudit] = {}
     for entry in batch.audit.order_by("id"):
         latest[entry.workflow_id] = entry
-    entries = [latest[w] for w in sorted(latest)]
+    entries = with_labels([latest[w] for w in sorted(latest)])
     applied = sum(1 for e in entries if e.outcome == "APPLIED")
     return BatchProgress(batch, entries, applied, len(entries) - applied)
 
@@ -182,7 +205,7 @@ class Offer:
     action: str
     label: str
     available: bool
-    why_not: tuple[str, ...] = ()
+    why_not: tuple[Message, ...] = ()
     permitted: bool = True
 
     @property
@@ -190,8 +213,16 @@ class Offer:
         return [t.shown(why) for why in self.why_not]
 
     @property
+    def spec(self) -> registry.ActionSpec:
+        return registry.spec(self.action)
+
+    @property
     def slug(self) -> str:
-        return RepairAction(self.action).slug
+        return self.spec.slug
+
+    @property
+    def proposes(self) -> bool:
+        return self.spec.proposes
 
 
 def repair_offers(*, user, workflow_id: int) -> tuple[m.RepairContext | None, list[Offer]]:
@@ -203,16 +234,17 @@ def repair_offers(*, user, workflow_id: int) -> tuple[m.RepairContext | None, li
     pending = pending_proposal(workflow_id=workflow_id)
     reason = pause_reason(workflow_id=workflow_id)
     offers = []
-    for action in OFFERED:
-        why = precondition_failures(ctx, action)
-        if action == RepairAction.CANCEL_PROPOSE and pending is not None and not why:
-            why = [t.english(t.PENDING_PROPOSAL, proposal=pending.pk)]
-        if not why and not codes.codes_for(action, reason):
-            why = [t.english(t.NO_CODE_FITS, reason=reason)]
-        ok = permitted(user, action)
+    for action in registry.OFFERED:
+        spec = registry.spec(action)
+        why = registry.precondition_failures(ctx, action)
+        if spec.proposes and pending is not None and not why:
+            why = [message(t.PENDING_PROPOSAL, proposal=pending.pk)]
+        if not why and not spec.codes_for(reason):
+            why = [message(t.NO_CODE_FITS, reason=reason)]
+        ok = spec.may(user)
         if not ok:
-            why = [*why, t.FORBIDDEN]
-        offers.append(Offer(action, codes.action_label(action), ok and not why, tuple(why), ok))
+            why = [*why, Message(t.FORBIDDEN)]
+        offers.append(Offer(action, spec.label, ok and not why, tuple(why), ok))
     return ctx, offers
 
 

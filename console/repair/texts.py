@@ -1,24 +1,31 @@
-"""The sentences the repair flow writes, and their display in the reader's language.
+"""The message ids of the repair flow's stored texts (docs/architecture.md §15).
 
-A refusal's message, an audit row's message and its "decision table afterwards" are stored in
-English (the audit journal keeps facts, read the same way by every tool and export). Each is
-built from one of the sentence templates below, `%(name)s` placeholders filled with codes, ids
-and numbers; the mutation summaries and the decision table's explanations of `recovery` are
-listed too, word for word. `shown(text)` reads a stored text back into its templates (several
-sentences joined by " " or "; " are read one by one) and renders it in the active language,
-the values as `<code>`: so an audit row written in English reads in Chinese to a Chinese
-reader. In English, and for a text it cannot read, it returns the text as it is.
+A refusal, an audit row's message and its "decision table afterwards" are stored as a
+`recovery.messages.Message` (one of these ids with its values) beside their English rendering;
+the pages render the message again in the reader's language (`shown`). The mutations'
+summaries are declared the same way where they are written, in recovery/transaction/repair.py.
+Nothing reads stored English back.
 """
 
-import re
-from functools import cache, lru_cache
-
 from django.utils import translation
-from django.utils.html import escape
-from django.utils.safestring import mark_safe
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_noop
 
-from recovery.decisions import RULE_EXPLANATIONS
+from console import messages
+from recovery.messages import Message
+
+
+def shown(stored, fallback: str = ""):
+    """A repair text as a page shows it: in English exactly as stored (`fallback`, the row's
+    English column; escaped by the template, as the repair pages always showed it); in another
+    language the message made again (console.messages.shown: HTML, values escaped and marked as
+    code), or `fallback` for a row written before messages were stored."""
+    if (translation.get_language() or "en").startswith("en"):
+        if fallback:
+            return fallback
+        msg = stored if isinstance(stored, Message) else Message.from_json(stored)
+        return msg.english() if msg is not None else ""
+    return messages.shown(stored, fallback)
+
 
 # --- frame -----------------------------------------------------------------------------------------
 BUSY = gettext_noop("Workflow %(workflow_id)s is busy: recovery, a callback or another repair held it for over "
@@ -111,121 +118,3 @@ SELECT_ONE = gettext_noop("Select at least one workflow.")
 BATCH_TOO_BIG = gettext_noop("A batch holds at most %(limit)s workflows.")
 PENDING_PROPOSAL = gettext_noop("A cancel proposal is already waiting for approval (proposal %(proposal)s).")
 NO_CODE_FITS = gettext_noop("No reason code fits this action for pause reason %(reason)s.")
-
-# --- recovery.transaction.repair: the mutations' summaries, word for word -----------------------------------
-RECOVERY_SENTENCES = (
-    gettext_noop("resumed; the finished step %(step_no)s was advanced (%(stage)s)"),
-    gettext_noop("resumed; every step was completed, so the workflow was completed and its locks released"),
-    gettext_noop("resumed; the workflow is active again and its job continues"),
-    gettext_noop("job %(job_id)s created again (status 1)"),
-    gettext_noop("step %(step_no)s DISPATCHED"),
-    gettext_noop("workflow ACTIVE"),
-    gettext_noop("tray %(tray)s recorded at source %(space)s"),
-    gettext_noop("job %(job_id)s created (status 1)"),
-    gettext_noop("job %(job_id)s kept (status %(job_status)s)"),
-    gettext_noop("job %(job_id)s status %(job_status)s reset to 1"),
-    gettext_noop("tray %(tray)s recorded at target %(space)s"),
-    gettext_noop("job %(job_id)s archived with status %(job_status)s"),
-    gettext_noop("workflow COMPLETED, locks released"),
-    gettext_noop("step %(step_no)s COMPLETED"),
-    gettext_noop("next job %(job_id)s dispatched"),
-    gettext_noop("%(count)s step(s) CANCELLED"),
-    gettext_noop("%(count)s active job(s) archived with their own status"),
-    gettext_noop("workflow CANCELLED"),
-    gettext_noop("%(count)s lock(s) released"),
-    gettext_noop("tray %(tray)s recorded at %(space)s, where it was found on the floor"),
-)
-
-# Placeholders read back with their own pattern; any other name matches any text.
-NUMBER = r"\d+"
-CODE = r"\S+?"
-PATTERNS = {
-    "workflow_id": NUMBER, "ms": NUMBER, "count": NUMBER, "min": NUMBER, "max": NUMBER, "limit": NUMBER,
-    "proposal": NUMBER, "step_no": NUMBER, "job_status": r"\S+?", "wf_status": r"[A-Z][A-Z_]*",
-    "job_id": CODE, "tray": CODE, "space": CODE, "other": CODE, "source": CODE, "target": CODE,
-    "expected": CODE, "stage": CODE, "reason": r"\S+?", "user": CODE,
-}
-# Any other value stops short of "; ", where the next sentence of a summary begins.
-ANY = r"(?:(?!; ).)+?"
-# Placeholders holding sentences of their own, read back the same way.
-NESTED = frozenset({"details", "summary", "explanation"})
-SPLIT = re.compile("; | ")
-_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-
-
-def english(template: str, **values) -> str:
-    """The stored (English) text of a template."""
-    return template % values if values else template
-
-
-def _templates() -> list[str]:
-    skip = {"NUMBER", "CODE", "ANY", "NONE", "EMPTY"}
-    # The decision rules' explanations are recovery's own English (their translations are marked
-    # once, in console/reason_codes.py RULE_TEXTS).
-    return [v for k, v in globals().items() if k.isupper() and k not in skip and isinstance(v, str)] + list(
-        RECOVERY_SENTENCES) + list(RULE_EXPLANATIONS.values())
-
-
-@cache
-def _compiled() -> list[tuple[str, re.Pattern]]:
-    out = []
-    for template in _templates():
-        pattern, pos = [], 0
-        for m in _PLACEHOLDER.finditer(template):
-            pattern.append(re.escape(template[pos:m.start()]))
-            name = m.group(1)
-            pattern.append(f"(?P<{name}>{'.+?' if name in NESTED else PATTERNS.get(name, ANY)})")
-            pos = m.end()
-        pattern.append(re.escape(template[pos:]))
-        out.append((template, re.compile("".join(pattern), re.S)))
-    return out
-
-
-def _value(name: str, value: str) -> str | None:
-    if name in NESTED:
-        return _read(translation.get_language(), value)
-    if value in (NONE, EMPTY):
-        return escape(gettext(value))
-    if value.isdigit():
-        return value
-    return f'<code translate="no">{escape(value)}</code>'
-
-
-def _one(text: str) -> str | None:
-    """One sentence: the first template it fits whole (its nested sentences readable too)."""
-    for template, pattern in _compiled():
-        m = pattern.fullmatch(text)
-        if m is None:
-            continue
-        shown = {k: _value(k, v) for k, v in m.groupdict().items()}
-        if any(v is None for v in shown.values()):
-            continue
-        return escape(gettext(template)) % shown if shown else escape(gettext(template))
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _read(language: str, text: str) -> str | None:
-    """The text in `language` (active) as HTML, or None when some part fits no template: one
-    sentence, or a sentence and then, after "; " or " ", the rest read the same way."""
-    whole = _one(text)
-    if whole is not None:
-        return whole
-    for sep in SPLIT.finditer(text):
-        head = _one(text[:sep.start()])
-        if head is None:
-            continue
-        rest = _read(language, text[sep.end():])
-        if rest is not None:
-            return head + ("；" if sep.group() == "; " else "") + rest
-    return None
-
-
-def shown(text):
-    """A stored repair text as the reader should see it: as it is in English; in another
-    language translated (HTML, values as code) when every part of it is one of the templates."""
-    language = translation.get_language() or "en"
-    if not text or language.startswith("en"):
-        return text
-    read = _read(language, str(text))
-    return text if read is None else mark_safe(read)  # noqa: S308 (catalogue text, values escaped)

@@ -21,9 +21,9 @@ from django.views.decorators.http import require_GET
 from console import repair, roles
 from console.csv_safe import streaming_csv
 from console.input_checks import HOSTILE, InputRefused, ascii_int, is_ascii_int, safe_text
-from console.models import CancelProposal, RepairAction, RepairAudit, RepairBatch
+from console.models import CancelProposal, RepairAudit, RepairBatch
 from console.pages import console_page, refresh_seconds, wants_fragment
-from console.repair import codes, selectors, texts
+from console.repair import registry, selectors, texts
 from console.repair.batch import check_batch_permission
 from console.repair.evidence_diff import evidence_rows
 from console.repair.forms import (
@@ -35,9 +35,9 @@ from console.repair.forms import (
     RepairForm,
     new_key,
 )
+from console.repair.registry import ACTIONS_BY_SLUG, RepairAction
 from console.repair.texts import shown
 
-ACTIONS_BY_SLUG = {RepairAction(a).slug: a for a in repair.OFFERED}
 BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
 
 
@@ -98,18 +98,17 @@ def _show_errors(form, refused: repair.RepairRefused):
     return form
 
 
-def _floor_confirmation(ctx, action: str) -> bool:
-    """A cancel asks for the floor confirmation while a vehicle may be moving the tray."""
-    return action == RepairAction.CANCEL_PROPOSE and ctx is not None and repair.needs_floor_confirmation(ctx)
-
-
 def _form_page(request, workflow_id: int, action: str, form, *, status: int = 200, refused=None):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
+    spec = registry.spec(action)
+    asked = registry.scans_asked(action, ctx)
+    instruction = str(spec.scans.instruction) if asked else ""
     return render(request, "repair/action_form.html", {
-        "floor_confirmation": _floor_confirmation(ctx, action),
+        "scan_instruction": mark_safe(instruction),  # noqa: S308 (the catalogue's HTML, no value in it)
+        "floor_confirmation": asked and spec.scans.while_moving,
         "moving_jobs": repair.moving_jobs(ctx) if ctx else [],
-        "workflow_id": workflow_id, "action": action, "action_label": codes.action_label(action),
-        "slug": RepairAction(action).slug, "form": form, "ctx": ctx, "refused": refused,
+        "workflow_id": workflow_id, "action": action, "action_label": spec.label,
+        "slug": spec.slug, "form": form, "ctx": ctx, "refused": refused,
         "evidence": ctx.evidence if ctx else None, "step": ctx.subject if ctx else None,
         "pause_reason": selectors.pause_reason(workflow_id=workflow_id),
         "min_length": repair.REASON_MIN_LENGTH,
@@ -119,7 +118,7 @@ def _form_page(request, workflow_id: int, action: str, form, *, status: int = 20
 def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | None, action: str | None = None):
     return render(request, "repair/refused.html", {
         "refused": refused, "audit": refused.audit, "evidence": refused.evidence, "workflow_id": workflow_id,
-        "slug": RepairAction(action).slug if action else None,
+        "slug": registry.spec(action).slug if action else None,
     }, status=refused.http_status)
 
 
@@ -147,7 +146,7 @@ def action_form(request, workflow_id: int, slug: str):
     if ctx is None:
         raise Http404(_(texts.NOT_FOUND) % {"workflow_id": workflow_id})
     form = RepairForm(action=action, pause_reason=selectors.pause_reason(workflow_id=workflow_id),
-                      floor_confirmation=_floor_confirmation(ctx, action))
+                      scans=registry.scans_asked(action, ctx))
     return _form_page(request, workflow_id, action, form)
 
 
@@ -156,8 +155,7 @@ def action_preview(request, workflow_id: int, slug: str):
     action = _action(slug)
     pause_reason = selectors.pause_reason(workflow_id=workflow_id)
     form = RepairForm(request.POST, action=action, pause_reason=pause_reason,
-                      floor_confirmation=_floor_confirmation(selectors.workflow_context(workflow_id=workflow_id),
-                                                             action))
+                      scans=registry.scans_asked(action, selectors.workflow_context(workflow_id=workflow_id)))
     if form.refused:
         return _form_page(request, workflow_id, action, form, status=400)
     req = _request_from(request.POST, workflow_id, action)
@@ -171,11 +169,11 @@ def action_preview(request, workflow_id: int, slug: str):
         return _form_page(request, workflow_id, action, form, refused=refused)
     return render(request, "repair/preview.html", {
         "preview": preview, "workflow_id": workflow_id, "action": action, "slug": slug,
-        "action_label": codes.action_label(action), "req": req, "key": key,
-        "reason_label": codes.label(req.reason_code),
+        "action_label": registry.action_label(action), "req": req, "key": key,
+        "reason_label": registry.reason_label(req.reason_code),
         "evidence": preview.context.evidence, "result": preview.result,
         "changes": selectors.change_rows(preview.result.changes), "preview_mode": True,
-        "is_proposal": action == RepairAction.CANCEL_PROPOSE,
+        "is_proposal": registry.spec(action).proposes,
     })
 
 
@@ -190,7 +188,7 @@ def action_apply(request, workflow_id: int, slug: str):
     fingerprint = request.POST.get("fingerprint", "")
     key = request.POST.get("idempotency_key", "")
     try:
-        if action == RepairAction.CANCEL_PROPOSE:
+        if registry.spec(action).proposes:
             audit = repair.cancel_propose(user=request.user, request=req, previewed_fingerprint=fingerprint,
                                           idempotency_key=key)
         else:
@@ -198,7 +196,7 @@ def action_apply(request, workflow_id: int, slug: str):
                                         idempotency_key=key)
     except repair.RepairRefused as refused:
         return _refused_page(request, refused, workflow_id=workflow_id, action=action)
-    if audit.proposal_id and audit.action == RepairAction.CANCEL_PROPOSE:
+    if audit.proposal_id and registry.spec(audit.action).proposes:
         return _see_other("repair-proposal", audit.proposal_id)
     return _see(audit)
 
@@ -231,7 +229,7 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
     return render(request, "repair/proposal.html", {
         "blocker": shown(repair.approval_blocker(proposal=prop)) if pending and preview is None else "",
         "proposal": prop, "preview": preview, "result": preview.result if preview else None, "stale": stale,
-        "reason_label": codes.label(prop.reason_code),
+        "reason_label": registry.reason_label(prop.reason_code),
         "changes": selectors.change_rows(preview.result.changes) if preview else [], "preview_mode": True,
         "evidence": ctx.evidence if ctx else None, "workflow_id": prop.workflow_id,
         "can_decide": roles.can_cancel(request.user) and prop.status == CancelProposal.Status.PENDING,
@@ -240,7 +238,7 @@ def _proposal_page(request, prop, preview, *, approve_form=None, reject_form=Non
                                                              initial={"idempotency_key": new_key()}),
         "reject_form": reject_form or ProposalDecisionForm(action=RepairAction.CANCEL_REJECT, pause_reason=None,
                                                            initial={"idempotency_key": new_key()}),
-        "trail": RepairAudit.objects.filter(proposal=prop).order_by("id"),
+        "trail": selectors.proposal_trail(proposal=prop),
     }, status=status)
 
 
@@ -328,9 +326,10 @@ def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
     rows = evidence_rows(entry.evidence_before, entry.evidence_after)
     return render(request, "repair/audit_entry.html", {"entry": entry, "workflow_id": entry.workflow_id,
-                                                       "reason_label": codes.label(entry.reason_code),
-                                                       "message": shown(entry.message),
-                                                       "decision_after": shown(entry.decision_after),
+                                                       "action_label": registry.action_label(entry.action),
+                                                       "reason_label": registry.reason_label(entry.reason_code),
+                                                       "message": selectors.shown_message(entry),
+                                                       "decision_after": selectors.shown_decision_after(entry),
                                                        "changes": selectors.change_rows(entry.changes),
                                                        "evidence_rows": rows,
                                                        "evidence_changed": sum(r.changed for r in rows)})
@@ -412,7 +411,7 @@ def batch_result(request, pk: int):
     which stops polling (no trigger rendered) once every workflow has its outcome."""
     batch = get_object_or_404(RepairBatch.objects.select_related("created_by"), pk=pk)
     progress = selectors.batch_progress(batch=batch)
-    entries = [(e, shown(e.message)) for e in progress.entries]
+    entries = [(e, selectors.shown_message(e)) for e in progress.entries]
     context = {"batch": batch, "progress": progress, "entries": entries, "applied": progress.applied,
                "refused": progress.refused, "refresh_seconds": refresh_seconds()}
     if wants_fragment(request):

@@ -14,7 +14,7 @@ from django_q.models import Schedule
 
 from console import repair
 from console.console_sql import AUDIT_TABLE_EXISTS
-from console.models import RepairAction, RepairAudit
+from console.models import RepairAudit
 from console.operations.observe import observed_page
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
@@ -651,7 +651,7 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
                        result=user.pk)
     fingerprint = evidence_for_workflow(created.workflow_id).fingerprint
     before = ctx.state([created.workflow_id])
-    request = repair.RepairRequest(action=RepairAction.REISSUE, workflow_id=created.workflow_id,
+    request = repair.RepairRequest(action=repair.RepairAction.REISSUE, workflow_id=created.workflow_id,
                                    reason_code="JOB_LOST_AT_RESTART",
                                    reason_text="Replay: the move job was lost when the WMS restarted.")
     # Hold the row so all three contenders queue on it, then let them go at once.

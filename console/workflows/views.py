@@ -13,8 +13,9 @@ from console.readers.flow import flow_health
 from console.readers.paused import paused_workflows_page
 from console.readers.recovery import recovery_health
 from console.readers.stalled import active_counts, stalled_after
+from console.repair.registry import FAMILIES
 from console.repair.selectors import repair_panel
-from console.runbook import CATALOG, Correction
+from console.runbook import CATALOG
 from console.workflows import selectors
 from console.workflows.evidence_card import build_evidence_card
 from console.workflows.forms import LocksForm, PausedListForm
@@ -80,5 +81,6 @@ def reason_codes(request):
     counts = selectors.dashboard_counts().paused_by_reason
     entries = [(CATALOG[r], counts.get(r.value, 0)) for r in PAUSE_REASONS]
     return render_page(request, "console/reason_codes.html", "reason-catalog", {
-        "entries": entries, "corrections": list(Correction),
+        # The runbook names its corrections by value; the repair actions' registry words them.
+        "entries": entries, "families": FAMILIES,
     })

@@ -82,6 +82,7 @@ from recovery.evidence import (
     TidyRecoveryEvidence,
     evidence_for_workflow,
 )
+from recovery.messages import Message, gettext_noop, message
 from recovery.models import RecoveryDecision, tidy_job_id
 from recovery.transaction import (
     StaleWrite,
@@ -98,6 +99,30 @@ OPERATOR_REISSUED = "OPERATOR_REISSUED"
 OPERATOR_RECONCILED_SOURCE = "OPERATOR_RECONCILED_SOURCE"
 OPERATOR_RECONCILED_TARGET = "OPERATOR_RECONCILED_TARGET"
 OPERATOR_CANCELLED = "OPERATOR_CANCELLED"
+
+# What each mutation did, as the audit row and the preview show it: message ids (§15), several
+# of them joined (Message.joined) for one summary.
+RESUMED_ADVANCED = gettext_noop("resumed; the finished step %(step_no)s was advanced (%(stage)s)")
+RESUMED_COMPLETED = gettext_noop("resumed; every step was completed, so the workflow was completed and its locks "
+                                 "released")
+RESUMED_CONTINUES = gettext_noop("resumed; the workflow is active again and its job continues")
+JOB_CREATED_AGAIN = gettext_noop("job %(job_id)s created again (status 1)")
+STEP_DISPATCHED = gettext_noop("step %(step_no)s DISPATCHED")
+WORKFLOW_ACTIVE = gettext_noop("workflow ACTIVE")
+TRAY_AT_SOURCE = gettext_noop("tray %(tray)s recorded at source %(space)s")
+JOB_CREATED = gettext_noop("job %(job_id)s created (status 1)")
+JOB_KEPT = gettext_noop("job %(job_id)s kept (status %(job_status)s)")
+JOB_STATUS_RESET = gettext_noop("job %(job_id)s status %(job_status)s reset to 1")
+TRAY_AT_TARGET = gettext_noop("tray %(tray)s recorded at target %(space)s")
+JOB_ARCHIVED = gettext_noop("job %(job_id)s archived with status %(job_status)s")
+WORKFLOW_COMPLETED = gettext_noop("workflow COMPLETED, locks released")
+STEP_COMPLETED = gettext_noop("step %(step_no)s COMPLETED")
+NEXT_JOB = gettext_noop("next job %(job_id)s dispatched")
+STEPS_CANCELLED = gettext_noop("%(count)s step(s) CANCELLED")
+JOBS_ARCHIVED = gettext_noop("%(count)s active job(s) archived with their own status")
+WORKFLOW_CANCELLED = gettext_noop("workflow CANCELLED")
+LOCKS_RELEASED = gettext_noop("%(count)s lock(s) released")
+TRAY_AT_FLOOR_SPACE = gettext_noop("tray %(tray)s recorded at %(space)s, where it was found on the floor")
 
 # --- the row snapshot a preview and an audit row show -----------------------------------------
 
@@ -297,7 +322,7 @@ def _correct_records_to(ctx: RepairContext, space: str) -> None:
 
 @dataclass(frozen=True)
 class MutationResult:
-    summary: str
+    summary: Message  # its English (summary.english()) is what the audit row's `message` says
     decision: Decision | None = None  # re-check: the decision that was applied
 
 
@@ -317,15 +342,15 @@ def recheck_resume(ctx: RepairContext, *, payload: dict) -> MutationResult:
         advance_step(workflow_id=ctx.workflow_id, step=current.step, stage=OPERATOR_RESUMED,
                      payload={**payload, "finish_job": current.as_json()["finish_job"]})
         journal_decision(evidence=current, decision=decision, source=RecoveryDecision.Source.REPAIR)
-        summary = f"resumed; the finished step {current.step.step_no} was advanced ({OPERATOR_RESUMED})"
+        summary = message(RESUMED_ADVANCED, step_no=current.step.step_no, stage=OPERATOR_RESUMED)
     elif decision.action is Action.COMPLETE:
         complete_workflow(workflow_id=ctx.workflow_id)
         journal_decision(evidence=current, decision=decision, source=RecoveryDecision.Source.REPAIR)
-        summary = "resumed; every step was completed, so the workflow was completed and its locks released"
+        summary = message(RESUMED_COMPLETED)
     else:
         if step is not None:
             _event(ctx, step, OPERATOR_RESUMED, payload)
-        summary = "resumed; the workflow is active again and its job continues"
+        summary = message(RESUMED_CONTINUES)
     return MutationResult(summary, decision)
 
 
@@ -335,7 +360,8 @@ def reissue_job(ctx: RepairContext, *, payload: dict) -> MutationResult:
     job_id = _create_job(ctx, step)
     _resume_step(ctx.workflow_id, step.step_id, step.status, "DISPATCHED")
     _event(ctx, step, OPERATOR_REISSUED, payload)
-    return MutationResult(f"job {job_id} created again (status 1); step {step.step_no} DISPATCHED; workflow ACTIVE")
+    return MutationResult(Message.joined([message(JOB_CREATED_AGAIN, job_id=job_id),
+                                          message(STEP_DISPATCHED, step_no=step.step_no), message(WORKFLOW_ACTIVE)]))
 
 
 def reconcile_to_source(ctx: RepairContext, *, payload: dict) -> MutationResult:
@@ -343,40 +369,41 @@ def reconcile_to_source(ctx: RepairContext, *, payload: dict) -> MutationResult:
     _resume_workflow(ctx.workflow_id)
     _correct_records_to(ctx, step.cargo_space_id)
     if job is None:
-        what = f"job {_create_job(ctx, step)} created (status 1)"
+        what = message(JOB_CREATED, job_id=_create_job(ctx, step))
     elif job.status in ACTIVE_JOB_STATUSES:
-        what = f"job {job.job_id} kept (status {job.status})"
+        what = message(JOB_KEPT, job_id=job.job_id, job_status=job.status)
     else:
         expect_rows(wms_sql.RESET_JOB_STATUS, {"job_id": job.job_id, "expected_status": job.status},
                     "reset job status")
-        what = f"job {job.job_id} status {job.status} reset to 1"
+        what = message(JOB_STATUS_RESET, job_id=job.job_id, job_status=job.status)
     _resume_step(ctx.workflow_id, step.step_id, step.status, "DISPATCHED")
     _event(ctx, step, OPERATOR_RECONCILED_SOURCE, payload)
-    return MutationResult(f"tray {step.tray_code} recorded at source {step.cargo_space_id}; {what}; "
-                          f"step {step.step_no} DISPATCHED; workflow ACTIVE")
+    return MutationResult(Message.joined([message(TRAY_AT_SOURCE, tray=step.tray_code, space=step.cargo_space_id),
+                                          what, message(STEP_DISPATCHED, step_no=step.step_no),
+                                          message(WORKFLOW_ACTIVE)]))
 
 
 def reconcile_to_target(ctx: RepairContext, *, payload: dict) -> MutationResult:
     step, job = ctx.subject, ctx.subject_job
     _resume_workflow(ctx.workflow_id)
     _correct_records_to(ctx, step.target_cargo_space_id)
-    parts = [f"tray {step.tray_code} recorded at target {step.target_cargo_space_id}"]
+    parts = [message(TRAY_AT_TARGET, tray=step.tray_code, space=step.target_cargo_space_id)]
     if job is not None:
         status = 4 if step.matches(ctx.workflow_id, job) else None
         _archive_job(job, status)
-        parts.append(f"job {job.job_id} archived with status {status or job.status}")
+        parts.append(message(JOB_ARCHIVED, job_id=job.job_id, job_status=status or job.status))
     if step.status == "COMPLETED":
         # Every step done, one job left over: archive it (above) and complete the workflow.
         _event(ctx, step, OPERATOR_RECONCILED_TARGET, payload)
         complete_workflow(workflow_id=ctx.workflow_id)
-        parts.append("workflow COMPLETED, locks released")
+        parts.append(message(WORKFLOW_COMPLETED))
     else:
         result = advance_step(workflow_id=ctx.workflow_id, step=step,
                               stage=OPERATOR_RECONCILED_TARGET, payload=payload)
-        parts.append(f"step {step.step_no} COMPLETED")
-        parts.append("workflow COMPLETED, locks released" if result.workflow_completed
-                     else f"next job {result.next_job_id} dispatched")
-    return MutationResult("; ".join(parts))
+        parts.append(message(STEP_COMPLETED, step_no=step.step_no))
+        parts.append(message(WORKFLOW_COMPLETED) if result.workflow_completed
+                     else message(NEXT_JOB, job_id=result.next_job_id))
+    return MutationResult(Message.joined(parts))
 
 
 def cancel_release(ctx: RepairContext, *, payload: dict, floor_space: str | None = None) -> MutationResult:
@@ -391,10 +418,10 @@ def cancel_release(ctx: RepairContext, *, payload: dict, floor_space: str | None
     cancelled = len(open_steps)
     expect_rows(wms_sql.CANCEL_WORKFLOW, {"workflow_id": ctx.workflow_id}, "cancel workflow")
     released = execute_rows(wms_sql.RELEASE_LOCKS, {"workflow_id": ctx.workflow_id})
-    parts = [f"{cancelled} step(s) CANCELLED", f"{len(ctx.active_jobs)} active job(s) archived with their own status",
-             "workflow CANCELLED", f"{released} lock(s) released"]
+    parts = [message(STEPS_CANCELLED, count=cancelled), message(JOBS_ARCHIVED, count=len(ctx.active_jobs)),
+             message(WORKFLOW_CANCELLED), message(LOCKS_RELEASED, count=released)]
     if floor_space is not None:
         _correct_records_to(ctx, floor_space)
-        parts.append(f"tray {ctx.subject.tray_code} recorded at {floor_space}, where it was found on the floor")
-    return MutationResult("; ".join(parts))
+        parts.append(message(TRAY_AT_FLOOR_SPACE, tray=ctx.subject.tray_code, space=floor_space))
+    return MutationResult(Message.joined(parts))
 
