@@ -177,6 +177,8 @@ def test_a_real_qcluster_runs_the_batch(repair_db, operator, client, settings):
     assert batch.finished_at is not None, f"the qcluster did not finish the batch in 40 s:\n{out[-4000:]}"
     assert dict(batch.audit.values_list("workflow_id", "outcome")) == {
         fixed[0]: "APPLIED", fixed[1]: "APPLIED", unfixed: "REFUSED:PRECONDITION"}
-    assert not OrmQ.objects.exists()
+    # The cluster's own recovery runner may still be queued when it stops (it hands over at once
+    # after its start-up cycle); only the batch's task must have been taken off the queue.
+    assert BATCH_TASK not in [queued.task["func"] for queued in OrmQ.objects.all()]
     html = client.get(location).content.decode()
     assert "<strong>3</strong> of 3 done" in html and "hx-trigger" not in html
