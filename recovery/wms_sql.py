@@ -235,7 +235,7 @@ SET status = 'PAUSED_RECOVERY',
     pause_reason = %(reason)s
 WHERE step_id = %(step_id)s
   AND workflow_id = %(workflow_id)s
-  AND status IS NOT DISTINCT FROM %(expected_status)s
+  AND status IS NOT DISTINCT FROM %(expected_step_status)s
 """
 
 # The decision journal (recovery.models.RecoveryDecision), written in the decision's transaction.
@@ -275,25 +275,12 @@ RETURNING workflow_id
 """
 
 # A recovery decision's writes and its journal row in one round trip each (they run once per
-# decided workflow, under the workflow row lock). The counts let the caller refuse a stale write:
+# decided workflow, under the workflow row lock), built from the same UPDATEs as above so the
+# pause and the completion are written once. The counts let the caller refuse a stale write:
 # it raises, and the whole transaction, journal row included, rolls back.
 PAUSE_AND_JOURNAL = f"""
-WITH workflow AS (
-    UPDATE alg.tidy_workflow
-    SET status = 'PAUSED_RECOVERY',
-        pause_reason = %(reason)s,
-        updated_at = now()
-    WHERE workflow_id = %(workflow_id)s
-      AND status = %(expected_status)s
-    RETURNING workflow_id
-), step AS (
-    UPDATE alg.tidy_step
-    SET status = 'PAUSED_RECOVERY',
-        pause_reason = %(reason)s
-    WHERE step_id = %(step_id)s
-      AND workflow_id = %(workflow_id)s
-      AND status IS NOT DISTINCT FROM %(expected_step_status)s
-    RETURNING step_id
+WITH workflow AS ({PAUSE_WORKFLOW}RETURNING workflow_id
+), step AS ({PAUSE_STEP}RETURNING step_id
 ), journal AS (
     {INSERT_RECOVERY_DECISION}
 )
@@ -303,15 +290,7 @@ SELECT (SELECT count(*) FROM workflow) AS workflows_paused,
 """
 
 COMPLETE_AND_JOURNAL = f"""
-WITH workflow AS (
-    UPDATE alg.tidy_workflow
-    SET status = 'COMPLETED',
-        completed_at = now(),
-        updated_at = now(),
-        pause_reason = NULL
-    WHERE workflow_id = %(workflow_id)s
-      AND status = %(expected_status)s
-    RETURNING workflow_id
+WITH workflow AS ({COMPLETE_WORKFLOW}RETURNING workflow_id
 ), released AS (
     DELETE FROM alg.tidy_space_lock
     WHERE workflow_id = (SELECT workflow_id FROM workflow)

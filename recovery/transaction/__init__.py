@@ -233,7 +233,7 @@ def pause_workflow(*, workflow_id: int, step: StepEvidence | None, reason: str,
                 "pause workflow")
     if step is not None:
         expect_rows(wms_sql.PAUSE_STEP, {"workflow_id": workflow_id, "step_id": step.step_id,
-                                         "reason": reason, "expected_status": step.status}, "pause step")
+                                         "reason": reason, "expected_step_status": step.status}, "pause step")
 
 
 def _journal_params(evidence: TidyRecoveryEvidence, decision: Decision, source: str, cycle_id: int | None) -> dict:
