@@ -31,7 +31,8 @@ BATCH_SIZE = 1000
 # Stop deleting after this long (well under the cluster's task timeout); the next run goes on.
 RUN_BUDGET_SECONDS = 30.0
 
-FOLDS = {"callbacks": retention_sql.FOLD_CALLBACKS, "decisions": retention_sql.FOLD_DECISIONS}
+FOLDS = {"callbacks": retention_sql.FOLD_CALLBACKS, "decisions": retention_sql.FOLD_DECISIONS,
+         "outbound": retention_sql.FOLD_OUTBOUND}
 
 
 @dataclass
@@ -84,7 +85,7 @@ def journal_retention_run(*, now=None, days: int | None = None, batch: int = BAT
         ("decisions", retention_sql.DELETE_DECISIONS, min(cutoff, marks["decisions"])),
         ("cycles", retention_sql.DELETE_CYCLES, cutoff),
         ("callback_receipts", retention_sql.DELETE_CALLBACK_RECEIPTS, min(cutoff, marks["callbacks"])),
-        ("outbound_requests", retention_sql.DELETE_OUTBOUND_REQUESTS, cutoff),
+        ("outbound_requests", retention_sql.DELETE_OUTBOUND_REQUESTS, min(cutoff, marks["outbound"])),
     ]
     for name, statement, before in plan:
         if not report.finished:

@@ -41,4 +41,12 @@ def test_promtool_lints_the_exposition():
     registry.register(ConsoleCollector())
     body = generate_latest(registry)
     result = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True, timeout=60)
-    assert result.returncode == 0, (result.stdout + result.stderr).decode()
+    problems = set((result.stdout + result.stderr).decode().splitlines()) - ACCEPTED_LINT
+    assert problems == set(), problems
+    assert result.returncode in (0, 3)  # 3: lint problems, only the accepted ones (above)
+
+
+# The operations contract makes the active jobs' age percentiles a gauge with a `quantile` label
+# (the jobs are a population read at scrape time, not observations a summary accumulates), and the
+# linter expects that label on summaries only: the one lint finding we accept, by its exact text.
+ACCEPTED_LINT = {'tidy_active_job_age_seconds non-summary metrics should not have "quantile" label'}
