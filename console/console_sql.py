@@ -632,7 +632,7 @@ JOIN console_notificationdelivery AS d
 GROUP BY d.channel, a.ok
 """
 
-# --- communication quality (README "Monitoring"): the WCS heard, outbound requests, job ages --
+# --- communication quality (docs/architecture.md §17): the WCS heard, outbound requests, job ages
 
 # Seconds since the newest authenticated callback of either endpoint, whatever its answer (an
 # UNAUTHORIZED row is anyone's request, not the WCS speaking); no row: never heard within the

@@ -174,7 +174,7 @@ class ConsoleCollector(Collector):
         for (channel, outcome), total in sorted(s.deliveries.items()):
             deliveries.add_metric([channel, outcome], total)
         yield deliveries
-        # Communication quality (README "Monitoring").
+        # Communication quality (docs/architecture.md §17).
         yield _gauge("tidy_wcs_last_heard_age_seconds",
                      "Seconds since the last authenticated WCS callback of any kind (+Inf when none).",
                      s.wcs_last_heard_age)
