@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 
 from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
@@ -35,6 +36,25 @@ def test_it_exposes_the_communication_metrics_on_an_empty_database(transactional
     assert value(samples, "tidy_wcs_jobs_in_progress") == 0
     assert set(outbound(samples).values()) == {0}  # every series exists before the first request
     assert {value(samples, "tidy_active_job_age_seconds", quantile=q) for q in QUANTILES} == {0}
+
+
+# The communication metrics of the operations contract: type and label names.
+CONTRACT = {
+    "tidy_wcs_last_heard_age_seconds": ("gauge", set()),
+    "tidy_outbound_requests": ("counter", {"target", "outcome"}),
+    "tidy_notification_deliveries": ("counter", {"channel", "outcome"}),
+    "tidy_active_job_age_seconds": ("gauge", {"quantile"}),
+}
+
+
+def test_the_communication_metrics_have_the_contract_types_and_labels(transactional_db, client):
+    body = client.get("/metrics").content.decode()
+    families = {f.name: f for f in text_string_to_metric_families(body)}
+    for name, (kind, labels) in CONTRACT.items():
+        family = families[name]
+        assert family.type == kind, name
+        assert {frozenset(s.labels) for s in family.samples} == {frozenset(labels)}, name
+    assert {s.labels["quantile"] for s in families["tidy_active_job_age_seconds"].samples} == set(QUANTILES)
 
 
 def test_the_wcs_is_heard_by_any_authenticated_callback_but_never_by_an_unauthorized_one(wms, client):
