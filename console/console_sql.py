@@ -6,6 +6,8 @@ the index applies; the tidy_step table keeps every historical step, the indexes 
 ones.
 """
 
+from recovery import retention_sql
+
 OPEN_STEP = "status NOT IN ('COMPLETED', 'CANCELLED')"
 
 
@@ -629,6 +631,73 @@ JOIN console_notificationdelivery AS d
   ON d.id = a.delivery_id
 GROUP BY d.channel, a.ok
 """
+
+# --- communication quality (docs/architecture.md §17): the WCS heard, outbound requests, job ages
+
+# Seconds since the newest authenticated callback of either endpoint, whatever its answer (an
+# UNAUTHORIZED row is anyone's request, not the WCS speaking); no row: never heard within the
+# journal's retention. max() walks callback_receipt_time_idx back from the newest row, past at
+# most a couple of UNAUTHORIZED rows a minute.
+WCS_LAST_HEARD_AGE = """
+SELECT extract(epoch FROM now() - max(received_at))::float8 AS age_seconds
+FROM recovery_callbackreceipt
+WHERE outcome <> 'UNAUTHORIZED'                             -- callback_receipt_time_idx
+"""
+
+# tidy_outbound_requests_total{target, outcome}: the totals folded by recovery.retention plus the
+# rows newer than its watermark (outbound_http_time_idx), labelled by the fold's own fragments.
+OUTBOUND_REQUEST_COUNTS = f"""
+SELECT target,
+       outcome,
+       sum(n)::bigint AS total
+FROM (
+    SELECT label1 AS target, label2 AS outcome, total AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'outbound'
+    UNION ALL
+    SELECT {retention_sql.OUTBOUND_TARGET},
+           {retention_sql.OUTBOUND_OUTCOME},
+           count(*)
+    FROM recovery_outboundhttprequest
+    WHERE started_at >= coalesce((SELECT folded_before
+                                  FROM recovery_journalfold
+                                  WHERE journal = 'outbound'), '-infinity')
+      AND {retention_sql.OUTBOUND_COUNTED}
+    GROUP BY 1, 2
+) AS counted
+GROUP BY target, outcome
+"""
+
+# The active tidy move jobs' ages (now - created_at): how many, how many the WCS has taken
+# (status 2 or 3: a vehicle is on its way or moving the tray), and the median, 95th percentile
+# and oldest age, interpolated (percentile_cont). Both /metrics (tidy_active_job_age_seconds)
+# and /flow/ read this one statement, so they show the same numbers. NULL ages: no active job.
+ACTIVE_JOB_AGES = """
+SELECT a.jobs, a.in_progress, a.p[1] AS p50, a.p[2] AS p95, a.oldest
+FROM (
+    SELECT count(*) AS jobs,
+           count(*) FILTER (WHERE status IN (2, 3)) AS in_progress,
+           -- Both percentiles from one sort of the ages.
+           percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM now() - created_at)) AS p,
+           extract(epoch FROM now() - min(created_at))::float8 AS oldest
+    FROM mydo_job
+    WHERE in_or_out = 28
+) AS a
+"""
+
+# Parameter: %(since)s. The tidy move jobs finished since then (mydo_job_finish_finished_at_idx)
+# and how long each took from creation to finish (the archive keeps the job's created_at): how
+# many, median, 95th percentile and longest, in seconds. NULL durations: none finished.
+COMPLETED_JOB_DURATIONS = """
+SELECT count(*) AS jobs,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) AS p50,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) AS p95,
+       extract(epoch FROM max(finished_at - created_at))::float8 AS longest
+FROM mydo_job_finish
+WHERE finished_at >= %(since)s                              -- mydo_job_finish_finished_at_idx
+  AND in_or_out = 28
+"""
+
 
 # One person's note posts one at a time (console.notes.services.note_create): a transaction-scoped
 # advisory lock on (namespace, user id folded into 31 bits), so two posts at once cannot both pass

@@ -351,7 +351,8 @@ class OutboundHttpRequest(models.Model):
 class JournalTotal(models.Model):
     """Counts of journal rows folded in by recovery.retention before old rows are deleted.
 
-    A metric counter (tidy_callbacks_total, tidy_recovery_decisions_total) is this total plus the
+    A metric counter (tidy_callbacks_total, tidy_recovery_decisions_total, tidy_outbound_requests_total:
+    journal `outbound`, labels target and outcome) is this total plus the
     rows not folded yet (newer than JournalFold.folded_before), so it never goes down when the
     retention task deletes old rows."""
 

@@ -31,7 +31,10 @@ BATCH_SIZE = 1000
 # Stop deleting after this long (well under the cluster's task timeout); the next run goes on.
 RUN_BUDGET_SECONDS = 30.0
 
-FOLDS = {"callbacks": retention_sql.FOLD_CALLBACKS, "decisions": retention_sql.FOLD_DECISIONS}
+# Per journal, the statements that fold it, all under its one watermark.
+FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS,),
+         "decisions": (retention_sql.FOLD_DECISIONS,),
+         "outbound": (retention_sql.FOLD_OUTBOUND,)}
 
 
 @dataclass
@@ -45,13 +48,14 @@ def journal_fold(*, now=None) -> dict:
     """Count every journal row older than now - FOLD_LAG into the totals, once."""
     until = (now or timezone.now()) - FOLD_LAG
     marks = {}
-    for journal, statement in FOLDS.items():
+    for journal, statements in FOLDS.items():
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(retention_sql.ENSURE_FOLD_ROW, {"journal": journal})
             cursor.execute(retention_sql.LOCK_FOLD_ROW, {"journal": journal})
             since = cursor.fetchone()[0]
             if since < until:
-                cursor.execute(statement, {"since": since, "until": until})
+                for statement in statements:
+                    cursor.execute(statement, {"since": since, "until": until})
                 cursor.execute(retention_sql.MOVE_FOLD_MARK, {"journal": journal, "until": until})
                 since = until
             marks[journal] = since
@@ -84,7 +88,7 @@ def journal_retention_run(*, now=None, days: int | None = None, batch: int = BAT
         ("decisions", retention_sql.DELETE_DECISIONS, min(cutoff, marks["decisions"])),
         ("cycles", retention_sql.DELETE_CYCLES, cutoff),
         ("callback_receipts", retention_sql.DELETE_CALLBACK_RECEIPTS, min(cutoff, marks["callbacks"])),
-        ("outbound_requests", retention_sql.DELETE_OUTBOUND_REQUESTS, cutoff),
+        ("outbound_requests", retention_sql.DELETE_OUTBOUND_REQUESTS, min(cutoff, marks["outbound"])),
     ]
     for name, statement, before in plan:
         if not report.finished:

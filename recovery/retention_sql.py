@@ -52,6 +52,39 @@ ON CONFLICT (journal, label1, label2)
 DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
 """
 
+# The outbound journal holds every request the project makes; the communication metric
+# (tidy_outbound_requests_total) counts two kinds of it, by target: the WCS vehicle snapshot
+# (purpose vehicle-snapshot, recovery.wcs) and the notification webhook (purpose
+# notification-webhook, console.notifications.delivery). The outcome is the transport's:
+# `ok` a 2xx answer read whole, `http_error` any other answer, `no_answer` none at all
+# (refused, unreachable, timed out). The metric and the fold share these fragments, so a
+# folded row is counted under the same labels as a live one.
+OUTBOUND_TARGET = """CASE purpose
+           WHEN 'vehicle-snapshot' THEN 'wcs_snapshot'
+           WHEN 'notification-webhook' THEN 'webhook'
+       END"""
+OUTBOUND_OUTCOME = """CASE
+           WHEN status IS NULL THEN 'no_answer'
+           WHEN status BETWEEN 200 AND 299 AND error = '' THEN 'ok'
+           ELSE 'http_error'
+       END"""
+OUTBOUND_COUNTED = "purpose IN ('vehicle-snapshot', 'notification-webhook')"
+
+FOLD_OUTBOUND = f"""
+INSERT INTO recovery_journaltotal (journal, label1, label2, total)
+SELECT 'outbound',
+       {OUTBOUND_TARGET},
+       {OUTBOUND_OUTCOME},
+       count(*)
+FROM recovery_outboundhttprequest
+WHERE started_at >= %(since)s                               -- outbound_http_time_idx
+  AND started_at < %(until)s
+  AND {OUTBOUND_COUNTED}
+GROUP BY 2, 3
+ON CONFLICT (journal, label1, label2)
+DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
+"""
+
 MOVE_FOLD_MARK = """
 UPDATE recovery_journalfold
 SET folded_before = %(until)s

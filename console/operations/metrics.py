@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 from console import console_sql
 from console.models import NotificationDelivery
 from console.notifications.selectors import open_notification_counts
+from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
 from recovery.decisions import PAUSE_REASONS, Action
@@ -31,6 +32,9 @@ DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
 OTHER_REASON = "other"
 KNOWN_REASONS = frozenset(r.value for r in PAUSE_REASONS)
 DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
+# tidy_outbound_requests_total's label values (recovery/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
+OUTBOUND_TARGETS = ("wcs_snapshot", "webhook")
+OUTBOUND_OUTCOMES = ("ok", "http_error", "no_answer")
 
 
 def reason_label(reason: str | None) -> str:
@@ -53,6 +57,10 @@ class MetricsSnapshot:
     notifications_open: dict[str, int] = field(default_factory=dict)
     recovery_backlog: int = 0
     deliveries: dict[tuple[str, str], int] = field(default_factory=dict)
+    wcs_last_heard_age: float = math.inf  # never heard (within the journal's retention)
+    outbound: dict[tuple[str, str], int] = field(default_factory=dict)
+    jobs_in_progress: int = 0
+    job_age_quantiles: dict[str, float] = field(default_factory=dict)
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -97,6 +105,16 @@ def metrics_snapshot() -> MetricsSnapshot:
         for channel, ok, total in cursor.fetchall():
             key = (channel, DELIVERY_OUTCOMES[ok])
             snap.deliveries[key] = snap.deliveries.get(key, 0) + total
+        cursor.execute(console_sql.WCS_LAST_HEARD_AGE)
+        if (row := cursor.fetchone()) and row[0] is not None:
+            snap.wcs_last_heard_age = row[0]
+        snap.outbound = {(t, o): 0 for t in OUTBOUND_TARGETS for o in OUTBOUND_OUTCOMES}
+        cursor.execute(console_sql.OUTBOUND_REQUEST_COUNTS)
+        for target, outcome, total in cursor.fetchall():
+            snap.outbound[(target, outcome)] = total
+        ages = active_job_ages(cursor)
+        snap.jobs_in_progress = ages.in_progress
+        snap.job_age_quantiles = ages.quantiles()
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
     return snap
@@ -156,6 +174,25 @@ class ConsoleCollector(Collector):
         for (channel, outcome), total in sorted(s.deliveries.items()):
             deliveries.add_metric([channel, outcome], total)
         yield deliveries
+        # Communication quality (docs/architecture.md §17).
+        yield _gauge("tidy_wcs_last_heard_age_seconds",
+                     "Seconds since the last authenticated WCS callback of any kind (+Inf when none).",
+                     s.wcs_last_heard_age)
+        yield _gauge("tidy_wcs_jobs_in_progress",
+                     "Active tidy jobs the WCS has taken (status 2 or 3): callbacks about them are due.",
+                     s.jobs_in_progress)
+        outbound = CounterMetricFamily("tidy_outbound_requests",
+                                       "Outbound HTTP requests per target (wcs_snapshot, webhook) and outcome "
+                                       "(ok, http_error, no_answer).", labels=["target", "outcome"])
+        for (target, outcome), total in sorted(s.outbound.items()):
+            outbound.add_metric([target, outcome], total)
+        yield outbound
+        ages = GaugeMetricFamily("tidy_active_job_age_seconds",
+                                 "Ages of the active tidy jobs: median, 95th percentile and oldest (0 when none).",
+                                 labels=["quantile"])
+        for quantile, age in s.job_age_quantiles.items():
+            ages.add_metric([quantile], age)
+        yield ages
 
 
 def _authorized(request) -> bool:

@@ -13,7 +13,7 @@ from console.operations.forms import ObservedForm
 from console.operations.observe import AGREEMENT_LABELS, OUTCOMES, observed_page
 from console.operations.preview import next_cycle_preview
 from console.pages import console_page, render_page
-from console.readers.flow import flow_health, oldest_tidy_job
+from console.readers.flow import active_job_ages, completed_job_durations, flow_health, oldest_tidy_job
 from console.readers.recovery import callback_refusals, recent_cycles, recovery_health
 
 
@@ -37,6 +37,9 @@ def flow_page(request):
     return render_page(request, "console/flow.html", "flow-live", {
         "flow": flow,
         "oldest_job": oldest_tidy_job(),
+        # The same percentiles /metrics exposes (tidy_active_job_age_seconds), from the same statement.
+        "job_ages": active_job_ages(),
+        "durations": completed_job_durations(window=flow.window, now=flow.now),
         "arrivals_chart": bar_chart([(m, a) for m, a, _ in flow.per_minute]),
         "completions_chart": bar_chart([(m, c) for m, _, c in flow.per_minute]),
     })

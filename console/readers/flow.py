@@ -5,10 +5,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.db.models import Count, Min
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
+from console import console_sql
 from recovery.evidence import TIDY_MOVE
 from recovery.models import (
     TIDY_JOB_ID,
@@ -113,3 +115,52 @@ def oldest_tidy_job() -> OldestJob | None:
         return None
     match = TIDY_JOB_ID.fullmatch(job["job_id"])
     return OldestJob(job["job_id"], int(match.group(1)) if match else None, job["created_at"])
+
+
+# --- job ages and durations: the same percentiles /metrics exposes ----------------------------
+
+# The quantile label values of tidy_active_job_age_seconds, and the JobAges field of each.
+AGE_QUANTILES = (("0.5", "p50"), ("0.95", "p95"), ("1", "oldest"))
+
+
+@dataclass(frozen=True)
+class JobAges:
+    """The active tidy move jobs' ages in seconds (None: no active job)."""
+
+    jobs: int
+    in_progress: int  # status 2 or 3: the WCS has taken them
+    p50: float | None
+    p95: float | None
+    oldest: float | None
+
+    def quantiles(self) -> dict[str, float]:
+        """Per quantile label value, the age (0 when there is no active job, as the oldest age's gauge)."""
+        return {label: getattr(self, name) or 0.0 for label, name in AGE_QUANTILES}
+
+
+@dataclass(frozen=True)
+class JobDurations:
+    """How long the tidy move jobs finished in a window took, creation to finish, in seconds."""
+
+    window: timedelta
+    jobs: int
+    p50: float | None
+    p95: float | None
+    longest: float | None
+
+
+def active_job_ages(cursor=None) -> JobAges:
+    """console_sql.ACTIVE_JOB_AGES; `cursor`: the caller's (the metrics scrape reads everything
+    in one transaction), else a new one."""
+    if cursor is None:
+        with connection.cursor() as own:
+            return active_job_ages(own)
+    cursor.execute(console_sql.ACTIVE_JOB_AGES)
+    return JobAges(*cursor.fetchone())
+
+
+def completed_job_durations(*, window: timedelta = timedelta(hours=1), now: datetime | None = None) -> JobDurations:
+    since = (now or timezone.now()) - window
+    with connection.cursor() as cursor:
+        cursor.execute(console_sql.COMPLETED_JOB_DURATIONS, {"since": since})
+        return JobDurations(window, *cursor.fetchone())
