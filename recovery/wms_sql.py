@@ -600,6 +600,33 @@ FROM bas_cargo_space
 WHERE cargo_space_id = ANY (%(spaces)s::text[])
 """
 
+# Cordons (recovery/cordons.py, docs/architecture.md §17). Parameters: %(spaces)s, the space
+# codes of a creation's moves, and %(aisles)s, their aisles. A cordon is in force until it is
+# lifted (a recovery_cordonlift row) or its end passes; now() is the creation's transaction time.
+# Relies on recovery_cordon_place_idx (scope, place).
+CORDONS_IN_FORCE = """
+SELECT c.id,
+       c.scope,
+       c.place,
+       c.reason,
+       c.created_by,
+       c.created_at,
+       c.ends_at
+FROM recovery_cordon AS c
+WHERE ((c.scope = 'SPACE' AND c.place = ANY (%(spaces)s::text[]))
+       OR (c.scope = 'AISLE' AND c.place = ANY (%(aisles)s::text[])))
+  AND (c.ends_at IS NULL OR c.ends_at > now())
+  AND NOT EXISTS (SELECT 1 FROM recovery_cordonlift AS l WHERE l.cordon_id = c.id)
+ORDER BY c.id
+"""
+
+# Every space code, for checking that an aisle to cordon has spaces (the pattern splits codes in
+# Python: PostgreSQL's regular expressions have no named groups).
+ALL_CARGO_SPACE_CODES = """
+SELECT cargo_space_id
+FROM bas_cargo_space
+"""
+
 TRAY_STOCK_SUMMARY = """
 SELECT b.tray_code,
        count(*) AS stock_rows,

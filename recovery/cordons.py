@@ -1,0 +1,147 @@
+"""Cordons: an aisle or one cargo space closed to new tidy work (docs/architecture.md §17).
+
+A shift lead cordons a place (an aisle as SPACE_CODE_PATTERN names it, or one space code) with a
+reason and an optional end; tidy creation (recovery.creation) refuses a move whose source or
+target is in a cordon in force, naming the cordon. Workflows already running are not touched:
+a cordon keeps new work out, it is not a decision about old work.
+
+The record is append-only in the database (migration recovery 0008_cordons): a cordon row is
+never edited or deleted, and lifting it early is a row of its own (CordonLift, one per cordon),
+so the history of who closed and reopened a place is the table itself. A cordon is in force
+from its creation until it is lifted or its end passes.
+
+The console's page writes only through `cordon_create` and `cordon_lift` here.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from recovery import wms_sql
+from recovery.errors import Refused
+from recovery.models import Cordon, CordonLift
+
+REASON_MAX = 500
+PLACE_MAX = 100
+# The longest a cordon may be set for ahead; an open-ended one is lifted by hand.
+MAX_DURATION = timedelta(days=90)
+
+
+class CordonRefused(Refused):
+    """A cordon was not created or lifted: nothing changed. `field` names the input at fault."""
+
+    def __init__(self, field: str, text: str):
+        self.field = field
+        super().__init__(text)
+
+
+@dataclass(frozen=True)
+class CordonInForce:
+    """A cordon that refuses new tidy work in `place` (an aisle or a space)."""
+
+    cordon_id: int
+    scope: str
+    place: str
+    reason: str
+    created_by: str
+    created_at: datetime
+    ends_at: datetime | None
+
+    def __str__(self) -> str:
+        where = f"aisle {self.place}" if self.scope == Cordon.Scope.AISLE else f"space {self.place}"
+        until = f" until {self.ends_at.isoformat(timespec='minutes')}" if self.ends_at else ""
+        return f"cordon #{self.cordon_id} on {where}{until} ({self.reason})"
+
+
+@lru_cache(maxsize=8)
+def _pattern(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def aisle_of(code: str) -> str | None:
+    """The aisle of a space code as SPACE_CODE_PATTERN splits it, or None when it does not match."""
+    m = _pattern(settings.SPACE_CODE_PATTERN).search(code)
+    return None if m is None else m.group("aisle")
+
+
+def cordons_in_force(*, spaces) -> dict[str, list[CordonInForce]]:
+    """For each of `spaces`, the cordons in force on it or on its aisle (spaces without one are
+    left out). One statement (CORDONS_IN_FORCE); `now()` is the caller's transaction time."""
+    spaces = sorted(set(spaces))
+    aisles = {code: aisle_of(code) for code in spaces}
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.CORDONS_IN_FORCE, {
+            "spaces": spaces, "aisles": sorted({a for a in aisles.values() if a is not None})})
+        cordons = [CordonInForce(*row) for row in cursor.fetchall()]
+    found: dict[str, list[CordonInForce]] = {}
+    for code in spaces:
+        hits = [c for c in cordons if (c.scope == Cordon.Scope.SPACE and c.place == code)
+                or (c.scope == Cordon.Scope.AISLE and c.place == aisles[code])]
+        if hits:
+            found[code] = hits
+    return found
+
+
+def _space_exists(code: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.CARGO_SPACES, {"spaces": [code]})
+        return cursor.fetchone() is not None
+
+
+def _aisle_exists(aisle: str) -> bool:
+    """Some cargo space of bas_cargo_space is in `aisle` (as SPACE_CODE_PATTERN splits its code)."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.ALL_CARGO_SPACE_CODES)
+        return any(aisle_of(code) == aisle for (code,) in cursor.fetchall())
+
+
+def cordon_create(*, scope: str, place: str, reason: str, ends_at: datetime | None, username: str,
+                  now: datetime | None = None) -> Cordon:
+    """Cordon an aisle or a space. Refused (CordonRefused naming the field) for an unknown scope, a
+    space that bas_cargo_space does not list, an aisle no listed space is in, an empty or too long
+    reason, or an end that is not in the future or too far ahead."""
+    now = now or timezone.now()
+    place = (place or "").strip()
+    reason = (reason or "").strip()
+    if scope not in Cordon.Scope.values:
+        raise CordonRefused("scope", f"scope must be one of {', '.join(Cordon.Scope.values)}")
+    if not place or len(place) > PLACE_MAX:
+        raise CordonRefused("place", f"the place must be 1 to {PLACE_MAX} characters")
+    if scope == Cordon.Scope.SPACE and not _space_exists(place):
+        raise CordonRefused("place", f"there is no cargo space {place}")
+    if scope == Cordon.Scope.AISLE and not _aisle_exists(place):
+        raise CordonRefused("place", f"there is no aisle {place} (no cargo space code in it, SPACE_CODE_PATTERN)")
+    if not reason or len(reason) > REASON_MAX:
+        raise CordonRefused("reason", f"the reason must be 1 to {REASON_MAX} characters")
+    if ends_at is not None and ends_at <= now:
+        raise CordonRefused("ends_at", "the end must be in the future")
+    if ends_at is not None and ends_at > now + MAX_DURATION:
+        raise CordonRefused("ends_at", f"the end must be at most {MAX_DURATION.days} days ahead")
+    return Cordon.objects.create(scope=scope, place=place, reason=reason, ends_at=ends_at,
+                                 created_by=(username or "")[:150])
+
+
+def cordon_lift(*, cordon_id: int, username: str, now: datetime | None = None) -> CordonLift:
+    """Lift a cordon in force: a CordonLift row (the cordon itself is never changed). Refused for an
+    unknown cordon or one whose end has passed; lifting a lifted cordon again (a double submit, two
+    shift leads at once) changes nothing and answers the first lift."""
+    now = now or timezone.now()
+    cordon = Cordon.objects.filter(pk=cordon_id).first()
+    if cordon is None:
+        raise CordonRefused("cordon", f"there is no cordon #{cordon_id}")
+    earlier = CordonLift.objects.filter(cordon=cordon).first()
+    if earlier is not None:
+        return earlier
+    if cordon.ends_at is not None and cordon.ends_at <= now:
+        raise CordonRefused("cordon", f"cordon #{cordon_id} has already ended")
+    try:
+        # The lift's primary key is the cordon's: the database lets only the first one in.
+        with transaction.atomic():
+            return CordonLift.objects.create(cordon=cordon, lifted_by=(username or "")[:150])
+    except IntegrityError:
+        return CordonLift.objects.get(cordon=cordon)
