@@ -24,20 +24,36 @@ from django.utils import timezone
 
 from recovery import wms_sql
 from recovery.errors import Refused
+from recovery.messages import Message, gettext_noop, message
 from recovery.models import Cordon, CordonLift
 
 REASON_MAX = 500
 PLACE_MAX = 100
 # The longest a cordon may be set for ahead; an open-ended one is lifted by hand.
 MAX_DURATION = timedelta(days=90)
+BIGINT_MAX = 2**63 - 1
 
 
 class CordonRefused(Refused):
-    """A cordon was not created or lifted: nothing changed. `field` names the input at fault."""
+    """A cordon was not created or lifted: nothing changed. `field` names the input at fault;
+    `message` says why (a message id with values, shown in the reader's language)."""
 
-    def __init__(self, field: str, text: str):
+    def __init__(self, field: str, why: Message):
         self.field = field
-        super().__init__(text)
+        self.message = why
+        super().__init__(why.english())
+
+
+# The refusals' texts (docs/architecture.md §15).
+BAD_SCOPE = gettext_noop("The scope must be AISLE or SPACE.")
+BAD_PLACE = gettext_noop("Give the aisle or the space code (1 to %(max)s characters).")
+NO_SUCH_SPACE = gettext_noop("There is no cargo space %(place)s.")
+NO_SUCH_AISLE = gettext_noop("There is no aisle %(place)s: no cargo space code is in it.")
+BAD_REASON = gettext_noop("Give a reason of 1 to %(max)s characters.")
+END_NOT_FUTURE = gettext_noop("The end must be in the future.")
+END_TOO_FAR = gettext_noop("The end must be at most %(days)s days ahead.")
+NO_SUCH_CORDON = gettext_noop("There is no cordon #%(id)s.")
+CORDON_ENDED = gettext_noop("Cordon #%(id)s has already ended.")
 
 
 @dataclass(frozen=True)
@@ -109,19 +125,19 @@ def cordon_create(*, scope: str, place: str, reason: str, ends_at: datetime | No
     place = (place or "").strip()
     reason = (reason or "").strip()
     if scope not in Cordon.Scope.values:
-        raise CordonRefused("scope", f"scope must be one of {', '.join(Cordon.Scope.values)}")
+        raise CordonRefused("scope", Message(BAD_SCOPE))
     if not place or len(place) > PLACE_MAX:
-        raise CordonRefused("place", f"the place must be 1 to {PLACE_MAX} characters")
+        raise CordonRefused("place", message(BAD_PLACE, max=PLACE_MAX))
     if scope == Cordon.Scope.SPACE and not _space_exists(place):
-        raise CordonRefused("place", f"there is no cargo space {place}")
+        raise CordonRefused("place", message(NO_SUCH_SPACE, place=place))
     if scope == Cordon.Scope.AISLE and not _aisle_exists(place):
-        raise CordonRefused("place", f"there is no aisle {place} (no cargo space code in it, SPACE_CODE_PATTERN)")
+        raise CordonRefused("place", message(NO_SUCH_AISLE, place=place))
     if not reason or len(reason) > REASON_MAX:
-        raise CordonRefused("reason", f"the reason must be 1 to {REASON_MAX} characters")
+        raise CordonRefused("reason", message(BAD_REASON, max=REASON_MAX))
     if ends_at is not None and ends_at <= now:
-        raise CordonRefused("ends_at", "the end must be in the future")
+        raise CordonRefused("ends_at", Message(END_NOT_FUTURE))
     if ends_at is not None and ends_at > now + MAX_DURATION:
-        raise CordonRefused("ends_at", f"the end must be at most {MAX_DURATION.days} days ahead")
+        raise CordonRefused("ends_at", message(END_TOO_FAR, days=MAX_DURATION.days))
     return Cordon.objects.create(scope=scope, place=place, reason=reason, ends_at=ends_at,
                                  created_by=(username or "")[:150])
 
@@ -131,14 +147,14 @@ def cordon_lift(*, cordon_id: int, username: str, now: datetime | None = None) -
     unknown cordon or one whose end has passed; lifting a lifted cordon again (a double submit, two
     shift leads at once) changes nothing and answers the first lift."""
     now = now or timezone.now()
-    cordon = Cordon.objects.filter(pk=cordon_id).first()
+    cordon = Cordon.objects.filter(pk=cordon_id).first() if 0 < cordon_id <= BIGINT_MAX else None
     if cordon is None:
-        raise CordonRefused("cordon", f"there is no cordon #{cordon_id}")
+        raise CordonRefused("cordon", message(NO_SUCH_CORDON, id=cordon_id))
     earlier = CordonLift.objects.filter(cordon=cordon).first()
     if earlier is not None:
         return earlier
     if cordon.ends_at is not None and cordon.ends_at <= now:
-        raise CordonRefused("cordon", f"cordon #{cordon_id} has already ended")
+        raise CordonRefused("cordon", message(CORDON_ENDED, id=cordon_id))
     try:
         # The lift's primary key is the cordon's: the database lets only the first one in.
         with transaction.atomic():
