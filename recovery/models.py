@@ -420,3 +420,28 @@ class CordonLift(models.Model):
 
     def __str__(self):
         return f"cordon #{self.cordon_id} lifted"
+
+
+# --- Recovery processes: who runs recovery (docs/architecture.md §17) -------------------------------
+
+
+class ProcessHeartbeat(models.Model):
+    """One qcluster worker process that ran recovery: its cluster (`cluster`, as
+    recovery.tasks.cluster_key names it), when it was first and last seen, and the shards it
+    held when last seen. Written by the process itself (recovery.processes.beat); the console's
+    processes page and `manage.py cluster_status` read it."""
+
+    worker = models.CharField(max_length=200, primary_key=True, help_text="host:pid of the worker process")
+    cluster = models.CharField(max_length=200, help_text="host:cluster-<pid of the qcluster>")
+    host = models.CharField(max_length=200)
+    cluster_pid = models.IntegerField()
+    started_at = models.DateTimeField(db_default=Now())
+    last_seen_at = models.DateTimeField(db_default=Now())
+    shards = models.JSONField(default=list, help_text="the shards it held when last seen")
+    shard_count = models.IntegerField(default=1, db_default=1)
+
+    class Meta:
+        indexes = [models.Index(fields=["-last_seen_at"], name="recovery_heartbeat_seen_idx")]
+
+    def __str__(self):
+        return f"{self.worker} of {self.cluster}"

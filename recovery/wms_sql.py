@@ -785,6 +785,28 @@ REPAIR_SNAPSHOT = {
                         "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
 }
 
+# --- process heartbeats (recovery/processes.py) ------------------------------------------------
+
+# One worker process says it is alive and which shards it holds. Its first beat sets started_at;
+# later ones move last_seen_at and the shards. Keyed by the worker: two runners of one cluster
+# (a handover) each keep their own row.
+PROCESS_BEAT = """
+INSERT INTO recovery_processheartbeat (worker, cluster, host, cluster_pid, started_at, last_seen_at, shards,
+                                       shard_count)
+VALUES (%(worker)s, %(cluster)s, %(host)s, %(cluster_pid)s, now(), now(), %(shards)s::jsonb, %(shard_count)s)
+ON CONFLICT (worker) DO UPDATE
+SET last_seen_at = now(),
+    shards = excluded.shards,
+    shard_count = excluded.shard_count
+"""
+
+# Rows of processes not seen for a day: long gone (a process's pid is not reused in its row's lifetime
+# that matters; the page shows ten minutes). Relies on recovery_heartbeat_seen_idx.
+PROCESS_FORGET = """
+DELETE FROM recovery_processheartbeat
+WHERE last_seen_at < now() - interval '1 day'
+"""
+
 # --- leases: session advisory locks of the recovery runner (recovery/lease.py) ---------------
 
 LEASE_TRY = "SELECT pg_try_advisory_lock(%(key)s)"
