@@ -936,3 +936,21 @@ LEFT JOIN LATERAL (
 ) AS c ON true
 ORDER BY s.shard
 """
+
+# System check (console/cordons/checks.py): the cordon tables' own enabled triggers.
+CORDON_TABLE_EXISTS = "SELECT to_regclass('recovery_cordon') IS NOT NULL"
+CORDON_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'recovery_cordon'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+CORDON_LIFT_TABLE_EXISTS = "SELECT to_regclass('recovery_cordonlift') IS NOT NULL"
+CORDON_LIFT_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'recovery_cordonlift'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""

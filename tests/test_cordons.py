@@ -165,3 +165,22 @@ def test_lifting_an_unknown_or_ended_cordon_is_refused(wms):
             cordon_lift(cordon_id=cordon_id, username="lena")
         assert refused.value.field == "cordon"
     assert CordonLift.objects.count() == 0
+
+
+@pytest.mark.parametrize(("table", "check_name", "error_id"), [
+    ("recovery_cordon", "check_cordons_are_append_only", "console.E130"),
+    ("recovery_cordonlift", "check_cordon_lifts_are_append_only", "console.E132"),
+])
+def test_the_system_check_reports_a_disabled_cordon_trigger(wms, table, check_name, error_id):
+    from console.cordons import checks
+
+    check = getattr(checks, check_name)
+    assert check(databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_no_update_delete")
+        (error,) = check(databases=["default"])
+        assert error.id == error_id and f"{table}_no_update_delete" in error.msg
+        assert "Re-run migration recovery 0008_cordons" in error.hint
+        transaction.set_rollback(True)
+    assert check(databases=["default"]) == []
