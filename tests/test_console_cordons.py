@@ -94,6 +94,10 @@ def test_a_shift_lead_lifts_a_cordon_and_it_moves_to_the_history(floor, client, 
     ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "yesterday"}, "ends_at"),
     ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "2001-01-01T10:00"}, "ends_at"),
     ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "2999-01-01T10:00"}, "ends_at"),
+    ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "0001-01-01T00:00"}, "ends_at"),
+    ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "9999-12-31T23:59"}, "ends_at"),
+    ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "2026-02-30T10:00"}, "ends_at"),
+    ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "\u0661\u0662:00"}, "ends_at"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(floor, client, personas, form, field):  # noqa: F811
     client.force_login(personas["shiftlead"])
