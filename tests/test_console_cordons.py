@@ -139,5 +139,6 @@ def test_the_rack_map_draws_cordoned_spaces_with_a_label_and_a_legend(floor, cli
     assert 'class="cd"' in html or ' cd"' in html
     assert f"cordoned (#{c.pk})" in html  # the text label of the space
     assert 'class="rk sw"' in html and "cordoned: no new tidy work" in html  # the legend
+    assert 'href="/cordons/"' in html  # offered from the map
     table = client.get("/map/?view=table").content.decode()
     assert f"cordoned (#{c.pk})" in table

@@ -31,6 +31,7 @@ def recovery_page(request):
         "refusals": callback_refusals(),
         "duration_chart": line_chart([(c.started_at, c.duration_ms) for c in finished]),
         "paused_chart": line_chart([(c.started_at, c.paused_total) for c in finished]),
+        "may_see_processes": roles.can_see_processes(request.user),
     })
 
 
