@@ -55,6 +55,17 @@ def test_a_shift_lead_cordons_an_aisle_with_an_end_and_it_is_listed(floor, clien
     assert "Shuttle maintenance" in page and 'id="cordons-in-force"' in page
 
 
+def test_an_aisle_or_a_cargo_space_given_alone_says_the_scope(floor, client, personas):  # noqa: F811
+    client.force_login(personas["shiftlead"])
+    aisle = aisle_of(floor.source)
+    assert client.post(ADD, {"aisle": aisle, "reason": "Aisle lights out"}).status_code == 303
+    assert client.post(ADD, {"cargo_space_id": floor.target, "reason": "Beam bent"}).status_code == 303
+    assert cordon_rows() == [("AISLE", aisle, "Aisle lights out", "shiftlead"),
+                             ("SPACE", floor.target, "Beam bent", "shiftlead")]
+    response = client.post(ADD, {"aisle": aisle, "cargo_space_id": floor.target, "reason": "both"})
+    assert response.status_code == 400 and "<code>scope</code>" in response.content.decode()
+
+
 @pytest.mark.parametrize("who", ["supervisor", "operator"])
 def test_only_a_shift_lead_cordons_or_lifts(floor, client, personas, who):  # noqa: F811
     c = cordon_create(scope="SPACE", place=floor.source, reason="r", ends_at=None, username="lena")
