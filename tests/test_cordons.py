@@ -168,8 +168,8 @@ def test_lifting_an_unknown_or_ended_cordon_is_refused(wms):
 
 
 @pytest.mark.parametrize(("table", "check_name", "error_id"), [
-    ("recovery_cordon", "check_cordons_are_append_only", "console.E130"),
-    ("recovery_cordonlift", "check_cordon_lifts_are_append_only", "console.E132"),
+    ("recovery_cordon", "check_cordons_are_append_only", "console.E150"),
+    ("recovery_cordonlift", "check_cordon_lifts_are_append_only", "console.E152"),
 ])
 def test_the_system_check_reports_a_disabled_cordon_trigger(wms, table, check_name, error_id):
     from console.cordons import checks
