@@ -79,6 +79,16 @@ def test_tidy_create_explains_the_cordon_and_fails(wms):
     assert rows("SELECT count(*) FROM alg.tidy_workflow") == [(0,)]
 
 
+def test_tidy_create_refuses_a_manual_tidy_in_a_cordoned_aisle_without_asking_wcs(wms, settings):
+    settings.WCS_SNAPSHOT_URL = "http://127.0.0.1:9/never-asked"
+    mv = wms.move()
+    c = cordon("AISLE", aisle_of(mv.target))
+    with pytest.raises(CommandError, match=f"cordon #{c.pk} on aisle {aisle_of(mv.target)}"):
+        call_command("tidy_create", "--origin", "MANUAL", "--move", mv.tray_code, mv.source, mv.target)
+    assert rows("SELECT count(*) FROM alg.tidy_workflow") == [(0,)]
+    assert OutboundHttpRequest.objects.count() == 0
+
+
 def test_the_simulator_creates_nothing_in_a_cordoned_aisle(wms):
     mv = wms.move()
     cordon("AISLE", aisle_of(mv.source))
