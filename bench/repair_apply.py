@@ -68,9 +68,9 @@ def run(extra: int) -> None:
         action = next(a for a in order if any(o.action == a and o.available for o in offers))
         code = repair.codes_for(action, reason)[0].code
         tray = space = ""
-        if action in repair.RECONCILE:
+        if action in repair.RECONCILE or action == A.REISSUE:  # the codes read on the floor
             tray = ctx.subject.tray_code
-            space = ctx.subject.cargo_space_id if action == A.RECONCILE_SOURCE else ctx.subject.target_cargo_space_id
+            space = ctx.subject.target_cargo_space_id if action == A.RECONCILE_TARGET else ctx.subject.cargo_space_id
         req = repair.RepairRequest(action, wid, code, "benchmark: checked on the floor", tray, space)
         t0 = time.perf_counter()
         preview = repair.repair_preview(user=user, request=req)

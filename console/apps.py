@@ -14,6 +14,7 @@ class ConsoleConfig(AppConfig):
         # each person's language at sign-in, sign-in as a terminal's activity, the log line of each
         # repair attempt) and the database-role checks, which register themselves when imported.
         from console import languages  # noqa: F401
+        from console.cordons.checks import check_cordon_lifts_are_append_only, check_cordons_are_append_only
         from console.notes.checks import check_notes_are_append_only
         from console.notifications.checks import check_acknowledgements_are_append_only
         from console.repair import signals  # noqa: F401
@@ -23,6 +24,8 @@ class ConsoleConfig(AppConfig):
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)
+        register(check_cordons_are_append_only, Tags.database)
+        register(check_cordon_lifts_are_append_only, Tags.database)
 
 
 class ConsoleAdminConfig(admin_apps.AdminConfig):

@@ -21,7 +21,7 @@ def missing_triggers(*, table_exists: str, triggers_present: str, expected: tupl
 
 
 def append_only_check(*, subject: str, table: str, table_exists: str, triggers_present: str, migration: str,
-                      error_id: str, inspect_error_id: str):
+                      error_id: str, inspect_error_id: str, app: str = "console"):
     """A system check that `table` carries its enabled append-only triggers
     (`<table>_no_update_delete`, `<table>_no_truncate`, docs/architecture.md §10)."""
     expected = (f"{table}_no_update_delete", f"{table}_no_truncate")
@@ -36,7 +36,7 @@ def append_only_check(*, subject: str, table: str, table_exists: str, triggers_p
             return [Error(f"Could not inspect the {table} table: {exc}", id=inspect_error_id)]
         if missing:
             return [Error(f"{subject} is not append-only: trigger(s) {', '.join(missing)} missing or disabled on "
-                          f"{table}.", hint=f"Re-run migration console {migration} (or re-create and enable the "
+                          f"{table}.", hint=f"Re-run migration {app} {migration} (or re-create and enable the "
                           "triggers); never disable them.", id=error_id)]
         return []
 

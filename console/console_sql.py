@@ -960,3 +960,66 @@ JOIN alg.tidy_step AS st
     ON st.workflow_id = n.workflow_id                          -- tidy_step_workflow_step_no_key
 WHERE n.opened_at >= %(since)s
 """
+
+
+# --- the recovery processes page and `cluster_status` (console/readers/processes.py) ----------
+
+# Every worker process that ran recovery and was seen since %(since)s, cluster by cluster
+# (recovery_heartbeat_seen_idx).
+PROCESSES_SEEN = """
+SELECT h.cluster,
+       h.host,
+       h.cluster_pid,
+       h.worker,
+       h.started_at,
+       h.last_seen_at,
+       ARRAY(SELECT jsonb_array_elements_text(h.shards)::int) AS shards,
+       h.shard_count
+FROM recovery_processheartbeat AS h
+WHERE h.last_seen_at >= %(since)s
+ORDER BY h.host, h.cluster, h.worker
+"""
+
+# Each shard 0 .. %(shard_count)s - 1 and its newest cycle (any outcome). An unsharded cycle (shard
+# null: the start-up cycle, `recover --once`, or RECOVERY_SHARDS=1) covers every shard. Each
+# lateral read walks recovery_cycle_started_idx backwards and stops at the first match.
+SHARD_LAST_CYCLES = """
+SELECT s.shard,
+       c.id,
+       c.started_at,
+       c.finished_at,
+       c.outcome,
+       c.worker,
+       c.trigger,
+       c.duration_ms,
+       c.examined,
+       c.errors
+FROM generate_series(0, %(shard_count)s - 1) AS s(shard)
+LEFT JOIN LATERAL (
+    SELECT rc.*
+    FROM recovery_recoverycycle AS rc
+    WHERE rc.shard = s.shard
+       OR rc.shard IS NULL
+    ORDER BY rc.started_at DESC
+    LIMIT 1
+) AS c ON true
+ORDER BY s.shard
+"""
+
+# System check (console/cordons/checks.py): the cordon tables' own enabled triggers.
+CORDON_TABLE_EXISTS = "SELECT to_regclass('recovery_cordon') IS NOT NULL"
+CORDON_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'recovery_cordon'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+CORDON_LIFT_TABLE_EXISTS = "SELECT to_regclass('recovery_cordonlift') IS NOT NULL"
+CORDON_LIFT_TRIGGERS_PRESENT = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = 'recovery_cordonlift'::regclass
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""

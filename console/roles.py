@@ -36,3 +36,14 @@ def can_cancel(user) -> bool:
 def can_read_analytics(user) -> bool:
     """The analytics page (/analytics/): how long pauses wait for a person, for shift leads."""
     return user.is_authenticated and (user.is_superuser or SHIFT_LEAD in user_roles(user))
+
+
+def can_cordon(user) -> bool:
+    """Cordon a place and lift a cordon (/cordons/): shift leads. Every console role reads them."""
+    return user.is_authenticated and (user.is_superuser or SHIFT_LEAD in user_roles(user))
+
+
+def can_see_processes(user) -> bool:
+    """The recovery processes page (/recovery/processes/): who runs recovery, for the people who
+    operate it (operators and shift leads)."""
+    return user.is_authenticated and (user.is_superuser or bool(user_roles(user) & {OPERATOR, SHIFT_LEAD}))

@@ -109,7 +109,10 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
             AllowedCorrection(Correction.REISSUE,
                               _("The only reason whose preconditions can hold: no active and no finished job "
                                 "exists. Offered only while the pre-move state holds (stock and tray still at "
-                                "the source, target free), so the re-issued move starts from where it should.")),
+                                "the source, target free), so the re-issued move starts from where it should. "
+                                "Applied only with the tray code and the space it stands in scanned on the floor, "
+                                "matching the step's tray and source: a move that ran but whose acknowledgement "
+                                "was lost looks the same in the records.")),
             AllowedCorrection(Correction.RECONCILE,
                               _("When the tray is found at the target (it moved, but the job row was lost), the "
                                 "records are corrected to the target and the step advances; found at the source, "

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("console.floor.urls")),
     path("", include("console.notes.urls")),
     path("", include("console.rack_map.urls")),
+    path("", include("console.cordons.urls")),
     path("", include("console.security.urls")),
     path("", include("console.casefile.urls")),
     path("", include("console.analytics.urls")),

@@ -7,6 +7,9 @@ A tray is tidied by one workflow at a time and never while anything else moves i
 refuses (TrayBusy) a tray with an active mydo_job of any kind or a step in another ACTIVE or
 PAUSED_RECOVERY workflow. That check runs under a transaction-level advisory lock per tray
 (README, "The WCS side"), so two creations for one tray cannot both pass it.
+
+A source or target in a cordoned aisle or space (recovery/cordons.py) refuses the creation with
+SpaceCordoned, naming the cordon, before anything else is read or asked (docs/architecture.md §18).
 """
 
 import logging
@@ -16,6 +19,7 @@ from django.db import connection, transaction
 
 from recovery import transaction as tx
 from recovery import wms_sql
+from recovery.cordons import CordonInForce, cordons_in_force
 from recovery.errors import Refused
 from recovery.models import TidyWorkflow
 from recovery.wcs import WcsSnapshotError, WcsVehicleSnapshotClient
@@ -67,6 +71,17 @@ class TrayBusy(CreationRefused):
         self.holders = holders
         self.trays = sorted({h.tray_code for h in holders})
         super().__init__("; ".join(str(h) for h in holders) + " — nothing was created")
+
+
+class SpaceCordoned(CreationRefused):
+    """A move's source or target is in a cordoned aisle or space (recovery/cordons.py)."""
+
+    def __init__(self, cordoned: dict[str, list[CordonInForce]]):
+        self.cordoned = cordoned
+        self.cordons = sorted({c for found in cordoned.values() for c in found}, key=lambda c: c.cordon_id)
+        parts = [f"space {space} is cordoned: " + ", ".join(str(c) for c in found)
+                 for space, found in sorted(cordoned.items())]
+        super().__init__("; ".join(parts) + " — nothing was created")
 
 
 class NoVehicleAvailable(CreationRefused):
@@ -175,15 +190,26 @@ def _check_against_wms(moves: list[TidyMove]) -> None:
         tray_at[mv.tray_code] = mv.target
 
 
+def _check_not_cordoned(spaces: list[str]) -> None:
+    """Refuse a source or target in a cordon in force (an aisle or the space itself)."""
+    cordoned = cordons_in_force(spaces=spaces)
+    if cordoned:
+        raise SpaceCordoned(cordoned)
+
+
 def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnapshotClient | None = None
                          ) -> TidyCreation:
     """Create an ACTIVE workflow with one step per move, lock every space it touches and create
-    step 1's job, in one transaction; refuse the whole creation (nothing created) when a tray is
-    held by an active job or another open workflow, a space is locked by another workflow, a
-    move does not fit the WMS state, or (MANUAL) no vehicle is free."""
+    step 1's job, in one transaction; refuse the whole creation (nothing created) when a source or
+    target is cordoned, a tray is held by an active job or another open workflow, a space is
+    locked by another workflow, a move does not fit the WMS state, or (MANUAL) no vehicle is free."""
     if origin not in TidyWorkflow.Origin.values:
         raise InvalidMoves(f"origin must be one of {', '.join(TidyWorkflow.Origin.values)}, got {origin!r}")
     moves = _clean_moves(moves)
+    spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
+    # Before the vehicle snapshot: a cordoned place needs no vehicle to be refused. Every
+    # creation (AUTOMATIC, MANUAL, the shell, the simulator) passes here.
+    _check_not_cordoned(spaces)
     vehicles_available = None
     if origin == TidyWorkflow.Origin.MANUAL:
         # Outside the database transaction: never hold locks while waiting on WCS.
@@ -197,7 +223,6 @@ def create_tidy_workflow(*, origin: str, moves, snapshot_client: WcsVehicleSnaps
             raise NoVehicleAvailable(
                 f"manual tidy refused: no vehicle is free ({len(snapshot.vehicles)} in the WCS snapshot, "
                 "none available); nothing was created")
-    spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
     with transaction.atomic():
         # Trays first, then spaces (both in a fixed order): a creation never waits for a tray
         # lock while holding a space lock, so two creations cannot deadlock.

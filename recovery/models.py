@@ -7,6 +7,7 @@ console can read them with the ORM; all recovery mutations go through raw SQL in
 import re
 
 from django.db import models
+from django.db.models.functions import Now
 
 # --- WMS tables (docs/architecture.md §3): managed = False, created by `manage.py wms_schema` -------------
 
@@ -376,3 +377,72 @@ class JournalFold(models.Model):
 
     def __str__(self):
         return f"{self.journal} folded before {self.folded_before}"
+
+
+# --- Cordons: places closed to new tidy work (docs/architecture.md §18) ----------------------------
+
+
+class Cordon(models.Model):
+    """An aisle or one cargo space closed to new tidy work from `created_at` until it is lifted
+    (a CordonLift row) or `ends_at` passes. Append-only in the database (migration recovery
+    0008_cordons): a row is never edited or deleted; lifting is a row of its own."""
+
+    class Scope(models.TextChoices):
+        AISLE = "AISLE"
+        SPACE = "SPACE"
+
+    scope = models.CharField(max_length=8, choices=Scope.choices)
+    place = models.CharField(max_length=100, help_text="the aisle (as SPACE_CODE_PATTERN names it) or the space code")
+    reason = models.TextField(help_text="why, as the shift lead wrote it")
+    created_at = models.DateTimeField(db_default=Now())
+    created_by = models.CharField(max_length=150, help_text="username as signed in at the time")
+    ends_at = models.DateTimeField(null=True, blank=True, help_text="none: until lifted")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["scope", "place"], name="recovery_cordon_place_idx")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(scope__in=["AISLE", "SPACE"]), name="recovery_cordon_scope"),
+            models.CheckConstraint(
+                condition=models.Q(ends_at__isnull=True) | models.Q(ends_at__gt=models.F("created_at")),
+                name="recovery_cordon_ends_after_start"),
+        ]
+
+    def __str__(self):
+        return f"cordon #{self.pk} ({self.scope} {self.place})"
+
+
+class CordonLift(models.Model):
+    """A cordon lifted before its end: who and when. At most one per cordon (its primary key)."""
+
+    cordon = models.OneToOneField(Cordon, on_delete=models.PROTECT, primary_key=True, related_name="lift")
+    lifted_at = models.DateTimeField(db_default=Now())
+    lifted_by = models.CharField(max_length=150, help_text="username as signed in at the time")
+
+    def __str__(self):
+        return f"cordon #{self.cordon_id} lifted"
+
+
+# --- Recovery processes: who runs recovery (docs/architecture.md §18) -------------------------------
+
+
+class ProcessHeartbeat(models.Model):
+    """One qcluster worker process that ran recovery: its cluster (`cluster`, as
+    recovery.tasks.cluster_key names it), when it was first and last seen, and the shards it
+    held when last seen. Written by the process itself (recovery.processes.beat); the console's
+    processes page and `manage.py cluster_status` read it."""
+
+    worker = models.CharField(max_length=200, primary_key=True, help_text="host:pid of the worker process")
+    cluster = models.CharField(max_length=200, help_text="host:cluster-<pid of the qcluster>")
+    host = models.CharField(max_length=200)
+    cluster_pid = models.IntegerField()
+    started_at = models.DateTimeField(db_default=Now())
+    last_seen_at = models.DateTimeField(db_default=Now())
+    shards = models.JSONField(default=list, help_text="the shards it held when last seen")
+    shard_count = models.IntegerField(default=1, db_default=1)
+
+    class Meta:
+        indexes = [models.Index(fields=["-last_seen_at"], name="recovery_heartbeat_seen_idx")]
+
+    def __str__(self):
+        return f"{self.worker} of {self.cluster}"

@@ -19,6 +19,7 @@ from django_q.tasks import async_task
 from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
 from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
+from recovery.processes import Heartbeat, beat, forget_old
 from recovery.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,8 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
     shard_count = settings.RECOVERY_SHARDS if shards is None else shards
     deadline = time.monotonic() + life
     handoff = None if handoff_after is None else time.monotonic() + handoff_after
+    # Who holds which shard, for the console's processes page (recovery/processes.py).
+    heartbeat = Heartbeat(cluster=cluster_key(), shard_count=shard_count, every=every)
     with shard_leases(shard_count) as leases:
         cycles = failed = 0
         ran: set[int] = set()
@@ -169,6 +172,9 @@ def _run_rounds(*, seconds: float | None, interval: float | None, shards: int | 
             # drains in short cycles back to back, each recorded, instead of one long cycle.
             # Observing drains nothing (docs/architecture.md §16): its backlog waits the interval.
             # A runner holding no shard stands by, trying again shortly.
+            # After the round's lease checks (a beat between them would widen the moment in which
+            # a standby runner sees a handed-over shard free and nobody holding it).
+            heartbeat(leases.held)
             rush = backlog and settings.RECOVERY_MODE != "observe"
             next_start = (time.monotonic() if rush else started + every) if mine else \
                 time.monotonic() + STANDBY_POLL_SECONDS
@@ -236,6 +242,8 @@ def _run_startup_cycle(key: str | None) -> bool:
         if RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key).exists():
             return False
         ensure_recovery_schedule()  # one runner row per shard, should RECOVERY_SHARDS have changed
+        beat(cluster=key, shards=(), shard_count=settings.RECOVERY_SHARDS)  # the cluster is up
+        forget_old()
         run_cycle(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
     _bridge_to_the_schedule()
     return True

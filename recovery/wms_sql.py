@@ -579,6 +579,33 @@ FROM bas_cargo_space
 WHERE cargo_space_id = ANY (%(spaces)s::text[])
 """
 
+# Cordons (recovery/cordons.py, docs/architecture.md §18). Parameters: %(spaces)s, the space
+# codes of a creation's moves, and %(aisles)s, their aisles. A cordon is in force until it is
+# lifted (a recovery_cordonlift row) or its end passes; now() is the creation's transaction time.
+# Relies on recovery_cordon_place_idx (scope, place).
+CORDONS_IN_FORCE = """
+SELECT c.id,
+       c.scope,
+       c.place,
+       c.reason,
+       c.created_by,
+       c.created_at,
+       c.ends_at
+FROM recovery_cordon AS c
+WHERE ((c.scope = 'SPACE' AND c.place = ANY (%(spaces)s::text[]))
+       OR (c.scope = 'AISLE' AND c.place = ANY (%(aisles)s::text[])))
+  AND (c.ends_at IS NULL OR c.ends_at > now())
+  AND NOT EXISTS (SELECT 1 FROM recovery_cordonlift AS l WHERE l.cordon_id = c.id)
+ORDER BY c.id
+"""
+
+# Every space code, for checking that an aisle to cordon has spaces (the pattern splits codes in
+# Python: PostgreSQL's regular expressions have no named groups).
+ALL_CARGO_SPACE_CODES = """
+SELECT cargo_space_id
+FROM bas_cargo_space
+"""
+
 TRAY_STOCK_SUMMARY = """
 SELECT b.tray_code,
        count(*) AS stock_rows,
@@ -736,6 +763,28 @@ REPAIR_SNAPSHOT = {
     "bas_cargo_space": ("cargo_space_id",
                         "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
 }
+
+# --- process heartbeats (recovery/processes.py) ------------------------------------------------
+
+# One worker process says it is alive and which shards it holds. Its first beat sets started_at;
+# later ones move last_seen_at and the shards. Keyed by the worker: two runners of one cluster
+# (a handover) each keep their own row.
+PROCESS_BEAT = """
+INSERT INTO recovery_processheartbeat (worker, cluster, host, cluster_pid, started_at, last_seen_at, shards,
+                                       shard_count)
+VALUES (%(worker)s, %(cluster)s, %(host)s, %(cluster_pid)s, now(), now(), %(shards)s::jsonb, %(shard_count)s)
+ON CONFLICT (worker) DO UPDATE
+SET last_seen_at = now(),
+    shards = excluded.shards,
+    shard_count = excluded.shard_count
+"""
+
+# Rows of processes not seen for a day: long gone (a process's pid is not reused in its row's lifetime
+# that matters; the page shows ten minutes). Relies on recovery_heartbeat_seen_idx.
+PROCESS_FORGET = """
+DELETE FROM recovery_processheartbeat
+WHERE last_seen_at < now() - interval '1 day'
+"""
 
 # --- leases: session advisory locks of the recovery runner (recovery/lease.py) ---------------
 

@@ -92,6 +92,13 @@ def fingerprint(workflow_id: int) -> str:
     return evidence_for_workflow(workflow_id).fingerprint
 
 
+def at_source(workflow_id: int) -> dict:
+    """The floor scans a re-issue needs: the tray of the workflow's first incomplete step and its
+    source space (where the tray stands when the move has not happened)."""
+    step = evidence_for_workflow(workflow_id).step
+    return {"tray_code": step.tray_code, "space_code": step.cargo_space_id}
+
+
 def audit_table_rows() -> list[dict]:
     with connection.cursor() as cursor:
         cursor.execute(AUDIT_ROWS)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from console.models import RepairAudit
 from console.repair.selectors import repair_panel
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import at_source, fingerprint, key, paused
 
 REASON = "Job vanished at the restart at 02:10"
 
@@ -21,7 +21,7 @@ REASON = "Job vanished at the restart at 02:10"
 def reissue(client, wid, text=REASON):
     return client.post(reverse("repair-apply", args=[wid, "reissue"]), {
         "reason_code": "JOB_LOST_AT_RESTART", "reason_text": text, "fingerprint": fingerprint(wid),
-        "idempotency_key": key()})
+        "idempotency_key": key(), **at_source(wid)})
 
 
 @pytest.fixture

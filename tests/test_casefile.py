@@ -16,7 +16,7 @@ from console.notifications.services import notification_acknowledge
 from recovery.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, shiftlead, shiftlead2, ...)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wcs_helpers import create, finish, status
 
 REASON = "Checked on the floor with the shift lead"
@@ -24,11 +24,12 @@ REASON = "Checked on the floor with the shift lead"
 
 def reissue(client, wid):
     preview = client.post(reverse("repair-preview", args=[wid, "reissue"]),
-                          {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON})
+                          {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, **at_source(wid)})
     assert preview.status_code == 200
     response = client.post(reverse("repair-apply", args=[wid, "reissue"]), {
         "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON,
-        "fingerprint": preview.context["preview"].fingerprint, "idempotency_key": preview.context["key"]})
+        "fingerprint": preview.context["preview"].fingerprint, "idempotency_key": preview.context["key"],
+        **at_source(wid)})
     assert response.status_code == 303, response.content.decode()[:400]
 
 

@@ -122,11 +122,16 @@ class Actors:
                 action, code = RepairAction.REISSUE, "JOB_LOST_AT_RESTART"
             else:
                 action, code = RepairAction.RECHECK, "WMS_RECORDS_FIXED"
+            evidence = evidence_for_workflow(workflow_id)
+            # A re-issue needs the tray and its space read on the floor: the operator finds the
+            # tray at the step's source.
+            step = evidence.step if evidence is not None else None
             request = repair.RepairRequest(action=action, workflow_id=workflow_id, reason_code=code,
-                                           reason_text="Concurrency test: the operator repairs the workflow.")
+                                           reason_text="Concurrency test: the operator repairs the workflow.",
+                                           tray_code=step.tray_code if step else "",
+                                           space_code=step.cargo_space_id if step else "")
             with self.lock:
                 self.repaired.add(workflow_id)
-            evidence = evidence_for_workflow(workflow_id)
             with suppress(repair.RepairRefused):  # refused and audited when the evidence moved on
                 repair.repair_apply(user=self.operator, request=request, previewed_fingerprint=evidence.fingerprint,
                                     idempotency_key=uuid.uuid4().hex)

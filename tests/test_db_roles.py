@@ -106,6 +106,10 @@ REFUSED = [
     "TRUNCATE console_rolechangeaudit",
     "ALTER TABLE console_rolechangeaudit DISABLE TRIGGER ALL",
     "CREATE TABLE public.sneaky (id int)",
+    "UPDATE recovery_cordon SET reason = 'edited'",
+    "DELETE FROM recovery_cordon",
+    "DELETE FROM recovery_cordonlift",
+    "TRUNCATE recovery_cordonlift",
 ]
 
 
@@ -118,6 +122,11 @@ def test_the_runtime_role_cannot_alter_the_audit_and_the_check_says_so(roles, au
         assert runtime.execute("SELECT count(*) FROM console_repairaudit").fetchone()[0] == 1
         runtime.execute("INSERT INTO console_rolechangeaudit (at, changed_by, user_id, username, before, after, via) "
                         "VALUES (now(), '', 1, 'x', '[]', '[]', 'application')")
+        runtime.execute("INSERT INTO recovery_cordon (scope, place, reason, created_by) "
+                        "VALUES ('SPACE', 'A01-01-01', 'inspection', 'x')")
+        runtime.execute("INSERT INTO recovery_processheartbeat (worker, cluster, host, cluster_pid, shards) "
+                        "VALUES ('h:1', 'h:cluster-1', 'h', 1, '[]') ON CONFLICT (worker) DO UPDATE "
+                        "SET last_seen_at = now()")
         runtime.execute("UPDATE alg.tidy_workflow SET updated_at = updated_at WHERE false")
         runtime.execute("UPDATE console_cancelproposal SET status = status WHERE false")
         runtime.execute("DELETE FROM django_session WHERE false")

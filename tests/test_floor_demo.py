@@ -14,7 +14,9 @@ from console.models import WorkflowNote
 from console.readers.shifts import shift_at
 from console.readers.stalled import stalled_workflows
 from console.simulator.wcs import WcsSimulator
-from recovery.management.commands.wms_demo import STALLED_DEMO_MINUTES
+from recovery.cordons import cordons_in_force
+from recovery.management.commands.wms_demo import DEMO_CORDON_REASON, STALLED_DEMO_MINUTES
+from recovery.models import Cordon
 from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
@@ -32,6 +34,15 @@ def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_trunca
     report = floor.handover(shift=shift_at(timezone.now()))
     assert [n.text for n in report.notes] == [DEMO_NOTE]
     assert [s.workflow_id for s in report.stalled] == [stalled.workflow_id]
+
+
+def test_the_demo_shows_one_cordon_and_a_reset_adds_no_second(wms, audit_truncate_allowed):  # noqa: F811
+    call_command("wms_demo")
+    (cordon,) = Cordon.objects.all()
+    assert (cordon.scope, cordon.reason, cordon.created_by) == ("SPACE", DEMO_CORDON_REASON, "shiftlead")
+    assert list(cordons_in_force(spaces=[cordon.place])) == [cordon.place]
+    call_command("wms_demo", "--reset")
+    assert Cordon.objects.count() == 1
 
 
 def test_the_simulator_leaves_a_stalled_workflow_alone_when_told(wms):

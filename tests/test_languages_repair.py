@@ -17,7 +17,7 @@ from recovery.decisions import RULE_EXPLANATIONS, Rule
 from recovery.messages import Message
 from recovery.transaction import repair as m
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import fingerprint, key, paused, run_queued_tasks
+from tests.repair_support import at_source, fingerprint, key, paused, run_queued_tasks
 from tests.visible_text import WORD, english_left
 
 ZH = {"Accept-Language": "zh-Hans"}
@@ -72,12 +72,15 @@ def get(client, url, data=None):
 
 
 def previewed(client, wid, slug, code, **extra):
+    """A re-issue carries the matching floor scans unless the test gives its own."""
+    extra = {**(at_source(wid) if slug == "reissue" else {}), **extra}
     response = post(client, preview_url(wid, slug), {"reason_code": code, "reason_text": REASON, **extra})
     assert response.status_code == 200, response.content.decode()[:800]
     return response
 
 
 def applied(client, wid, slug, code, **extra):
+    extra = {**(at_source(wid) if slug == "reissue" else {}), **extra}
     page = previewed(client, wid, slug, code, **extra)
     return post(client, apply_url(wid, slug), {
         "reason_code": code, "reason_text": REASON, "fingerprint": page.context["preview"].fingerprint,
@@ -148,7 +151,7 @@ def test_refusal_pages_speak_chinese(repair_db, operator, supervisor, client):
     # Stale evidence: the fingerprint confirmed is not the evidence's.
     stale = post(client, apply_url(wid, "reissue"), {
         "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": "0" * 64,
-        "idempotency_key": page.context["key"]})
+        "idempotency_key": page.context["key"], **at_source(wid)})
     chinese(stale, "没有应用任何更改", "证据在你预览之后发生了变化", "当前证据", "基于当前证据重新开始",
             "返回工作流", status=409)
     # No submission key.
@@ -387,11 +390,12 @@ def test_the_english_pages_are_unchanged(repair_db, operator, client):
     html = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART",
                                                      "reason_text": SHORT}).content.decode()
     assert '<html lang="en">' in html and "Write at least 15 characters" in html and "Preview the changes" in html
-    page = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON})
+    page = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON,
+                                                     **at_source(wid)})
     html = page.content.decode()
     assert "What confirming will do" in html and "created again (status 1); step 1 DISPATCHED" in html
     entry = client.post(apply_url(wid, "reissue"), {
         "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": page.context["preview"].fingerprint,
-        "idempotency_key": page.context["key"]})
+        "idempotency_key": page.context["key"], **at_source(wid)})
     html = client.get(entry["Location"]).content.decode()
     assert "Re-issue job" in html and "Evidence before and after" in html and "workflow status" in html

@@ -12,7 +12,7 @@ from pythonjsonlogger.json import JsonFormatter
 from recovery.cycle import run_cycle
 from recovery.logcontext import ContextFilter, log_format_from_environ, logging_config
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, ...)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wcs_helpers import post
 
 
@@ -77,7 +77,7 @@ def test_a_repair_attempt_is_one_line_after_its_audit_row(repair_db, operator, c
     client.force_login(operator)
     response = client.post(reverse("repair-apply", args=[wid, "reissue"]),
                            {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": "Checked on the floor today",
-                            "fingerprint": fingerprint(wid), "idempotency_key": key()},
+                            "fingerprint": fingerprint(wid), "idempotency_key": key(), **at_source(wid)},
                            headers={"X-Request-ID": "op-1"})
     assert response.status_code == 303
     line = _one(json_lines(), "console.repair")

@@ -207,12 +207,15 @@ class Warehouse(RuleBasedStateMachine):
             action, code = RepairAction.REISSUE, "JOB_LOST_AT_RESTART"
         else:
             action, code = RepairAction.RECHECK, "WMS_RECORDS_FIXED"
+        evidence = evidence_for_workflow(workflow_id)
+        step = evidence.step  # a re-issue's floor scans: the tray found at the step's source
         request = repair.RepairRequest(action=action, workflow_id=workflow_id, reason_code=code,
-                                       reason_text="Property test: the operator repairs the workflow.")
+                                       reason_text="Property test: the operator repairs the workflow.",
+                                       tray_code=step.tray_code if step else "",
+                                       space_code=step.cargo_space_id if step else "")
         self.repaired = workflow_id
         with suppress(repair.RepairRefused):  # refused (and audited) when the evidence does not allow it
-            repair.repair_apply(user=self.operator, request=request,
-                                previewed_fingerprint=evidence_for_workflow(workflow_id).fingerprint,
+            repair.repair_apply(user=self.operator, request=request, previewed_fingerprint=evidence.fingerprint,
                                 idempotency_key=uuid.uuid4().hex)
 
     # --- invariants -------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from recovery.decisions import decide
 from recovery.evidence import evidence_for_workflow
 from recovery.models import tidy_job_id
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, supervisor, ...)
-from tests.repair_support import covers, fingerprint, key, paused
+from tests.repair_support import at_source, covers, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 
 REASON = "Checked on the floor with the shift lead"
@@ -25,8 +25,10 @@ def preview_url(wid, slug):
 
 
 def post_apply(client, wid, slug, *, code, text=REASON, fp=None, k=None, **extra):
+    """A re-issue carries the matching floor scans unless the test gives its own."""
+    scans = at_source(wid) if slug == "reissue" else {}
     data = {"reason_code": code, "reason_text": text, "fingerprint": fp or fingerprint(wid),
-            "idempotency_key": k or key(), **extra}
+            "idempotency_key": k or key(), **scans, **extra}
     return client.post(apply_url(wid, slug), data)
 
 
@@ -48,7 +50,8 @@ def test_it_reissues_a_missing_job(repair_db, operator, client):
     wid, (s1, _) = built.workflow_id, built.step_ids
     client.force_login(operator)
     before = snapshot()
-    preview = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON})
+    preview = client.post(preview_url(wid, "reissue"), {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON,
+                                                        **at_source(wid)})
     assert preview.status_code == 200
     assert f"TDY-{wid}-{s1}" in preview.content.decode()
     assert diff(before, snapshot()) == {}  # the preview changed nothing
@@ -74,6 +77,7 @@ def test_it_reissues_a_missing_job(repair_db, operator, client):
 
     assert (audit.username, audit.action, audit.outcome, audit.reason_code) == (
         "olga", "REISSUE", "APPLIED", "JOB_LOST_AT_RESTART")
+    assert audit.inputs == {"tray_code": mv.tray_code, "space_code": mv.source}
     assert audit.reason_text == REASON and audit.pause_reason == "RECOVERY_JOB_MISSING"
     assert audit.evidence_before["workflow_status"] == "PAUSED_RECOVERY"
     assert audit.evidence_after["workflow_status"] == "ACTIVE"
@@ -82,6 +86,38 @@ def test_it_reissues_a_missing_job(repair_db, operator, client):
     assert [(c["table"], c["kind"]) for c in audit.changes] == [
         (c["table"], c["kind"]) for c in preview.context["preview"].result.changes]
     assert decide(evidence_for_workflow(wid)).action.value == "LEAVE"
+
+
+@pytest.mark.parametrize("scans", [
+    {},  # nothing scanned
+    {"tray_code": "T-WRONG", "space_code": "{source}"},
+    {"tray_code": "{tray}", "space_code": "{target}"},  # the tray stands at the target: the move happened
+    {"tray_code": "{tray}", "space_code": "   "},
+])
+def test_it_refuses_a_reissue_whose_floor_scans_do_not_match_and_audits_it(repair_db, operator, client, scans):
+    """A missing job in the pre-move state may still have been executed (a lost acknowledgement):
+    re-issue needs the tray and the space it stands in, read on the floor, to be the step's tray
+    and source."""
+    built = paused(repair_db, "job_missing")
+    wid, mv = built.workflow_id, built.moves[0]
+    scans = {k: v.format(tray=mv.tray_code, source=mv.source, target=mv.target) for k, v in scans.items()}
+    client.force_login(operator)
+    before = snapshot()
+    data = {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": fingerprint(wid),
+            "idempotency_key": key(), "tray_code": "", "space_code": "", **scans}
+    response = client.post(apply_url(wid, "reissue"), data)
+    assert response.status_code == 409
+    unchanged_except_nothing(before)
+    audit = only_audit()
+    assert (audit.action, audit.stage, audit.outcome) == ("REISSUE", "APPLY", "REFUSED:CODES_DO_NOT_MATCH")
+    assert audit.inputs == {"tray_code": data["tray_code"], "space_code": data["space_code"]}
+
+
+def test_the_reissue_form_asks_for_the_floor_scans(repair_db, operator, client):
+    wid = paused(repair_db, "job_missing").workflow_id
+    client.force_login(operator)
+    html = client.get(reverse("repair-form", args=[wid, "reissue"])).content.decode()
+    assert 'name="tray_code"' in html and 'name="space_code"' in html and "its source space" in html
 
 
 def test_it_applies_a_double_submit_once_and_shows_the_first_result(repair_db, operator, client):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from console.models import RepairAudit
 from console.repair.evidence_diff import evidence_rows
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import paused
+from tests.repair_support import at_source, paused
 
 REASON = "Job lost at the 02:10 restart; tray seen at its source"
 
@@ -44,10 +44,11 @@ def test_the_audit_entry_page_shows_a_table_with_the_changed_fields_marked(repai
     wid = built.workflow_id
     client.force_login(operator)
     preview = client.post(reverse("repair-preview", args=[wid, "reissue"]),
-                          {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON})
+                          {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, **at_source(wid)})
     client.post(reverse("repair-apply", args=[wid, "reissue"]), {
         "reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON,
-        "fingerprint": preview.context["preview"].fingerprint, "idempotency_key": preview.context["key"]})
+        "fingerprint": preview.context["preview"].fingerprint, "idempotency_key": preview.context["key"],
+        **at_source(wid)})
     entry = RepairAudit.objects.get(stage="APPLY")
     html = client.get(reverse("repair-audit-entry", args=[entry.pk])).content.decode()
 

@@ -13,14 +13,16 @@ from console.repair.registry import RepairAction
 from recovery.lease import connect_direct
 from recovery.transaction import StaleWrite
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import fingerprint, key, make_user, paused
+from tests.repair_support import at_source, fingerprint, key, make_user, paused
 from tests.wms_state import diff, snapshot
 
 REASON = "Job lost at the restart, tray at source"
 
 
 def request_for(wid):
-    return repair.RepairRequest(RepairAction.REISSUE, wid, "JOB_LOST_AT_RESTART", REASON)
+    scans = at_source(wid)
+    return repair.RepairRequest(RepairAction.REISSUE, wid, "JOB_LOST_AT_RESTART", REASON,
+                                tray_code=scans["tray_code"], space_code=scans["space_code"])
 
 
 def race(calls):

@@ -35,10 +35,10 @@ def test_an_operator_brings_every_paused_demo_workflow_back(repair_db, operator,
         pause_reason = TidyWorkflow.objects.get(pk=wid).pause_reason
         code = next(c.code for c in repair.codes_for(action, pause_reason))
         data = {"reason_code": code, "reason_text": REASON}
-        if action in repair.RECONCILE:
+        if action in repair.RECONCILE or action == RepairAction.REISSUE:  # the codes read on the floor
             step = ctx.subject
-            data |= {"tray_code": step.tray_code, "space_code": step.cargo_space_id
-                     if action == RepairAction.RECONCILE_SOURCE else step.target_cargo_space_id}
+            data |= {"tray_code": step.tray_code, "space_code": step.target_cargo_space_id
+                     if action == RepairAction.RECONCILE_TARGET else step.cargo_space_id}
         preview = client.post(reverse("repair-preview", args=[wid, SLUG[action]]), data)
         assert preview.status_code == 200 and "preview" in preview.context, (wid, action)
         applied = client.post(reverse("repair-apply", args=[wid, SLUG[action]]), {

@@ -16,7 +16,7 @@ from console.repair.selectors import batch_candidates
 from recovery.transaction import lock_workflow
 from recovery.warehouse import Move
 from tests.repair_support import *  # noqa: F403  (fixtures)
-from tests.repair_support import fingerprint, key, paused
+from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 
 REASON = "The job was lost when the WMS restarted at 02:10"
@@ -37,7 +37,7 @@ def while_locked(workflow_id: int, call):
 
 def reissue_form(wid: int, k: str) -> dict:
     return {"reason_code": "JOB_LOST_AT_RESTART", "reason_text": REASON, "fingerprint": fingerprint(wid),
-            "idempotency_key": k}
+            "idempotency_key": k, **at_source(wid)}
 
 
 def test_a_repair_that_waits_too_long_for_the_row_answers_503_and_changes_nothing(repair_db, operator, client,

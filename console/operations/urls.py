@@ -8,6 +8,7 @@ urlpatterns = [
     path("recovery/", views.recovery_page, name="recovery-health"),
     path("recovery/observe/", views.observe_page, name="recovery-observe"),
     path("recovery/preview/", views.preview_page, name="recovery-preview"),
+    path("recovery/processes/", views.processes_page, name="recovery-processes"),
     path("flow/", views.flow_page, name="flow-health"),
     # Probes and the Prometheus scrape: no sign-in (README "Operations").
     path("health/live", health.live, name="health-live"),

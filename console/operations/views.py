@@ -5,8 +5,10 @@ selectors (console.pages renders them)."""
 from django.conf import settings
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from console import roles
 from console.charts import bar_chart, line_chart
 from console.input_checks import field_errors
 from console.operations.forms import ObservedForm
@@ -14,6 +16,7 @@ from console.operations.observe import AGREEMENT_LABELS, OUTCOMES, observed_page
 from console.operations.preview import next_cycle_preview
 from console.pages import console_page, render_page
 from console.readers.flow import active_job_ages, completed_job_durations, flow_health, oldest_tidy_job
+from console.readers.processes import cluster_status
 from console.readers.recovery import callback_refusals, recent_cycles, recovery_health
 
 
@@ -28,6 +31,7 @@ def recovery_page(request):
         "refusals": callback_refusals(),
         "duration_chart": line_chart([(c.started_at, c.duration_ms) for c in finished]),
         "paused_chart": line_chart([(c.started_at, c.paused_total) for c in finished]),
+        "may_see_processes": roles.can_see_processes(request.user),
     })
 
 
@@ -68,3 +72,14 @@ def preview_page(request):
     return render_page(request, "console/preview.html", "preview-results", {
         "preview": next_cycle_preview(), "observing": settings.RECOVERY_MODE == "observe",
     })
+
+
+NOT_OPERATIONS = gettext_lazy("The processes page is for operators and shift leads.")
+
+
+@require_GET
+@console_page(allowed=roles.can_see_processes, refused=NOT_OPERATIONS)
+def processes_page(request):
+    """Who runs recovery: the qclusters seen in the last minutes, their shards and each shard's last
+    cycle (what `manage.py cluster_status` prints). Read only."""
+    return render_page(request, "console/processes.html", "processes-live", {"status": cluster_status()})

@@ -21,13 +21,14 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db import connection
 from django.urls import get_script_prefix, reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.formats import number_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
 from console import console_sql
+from console.cordons.selectors import cordons_in_force
 from console.readers.stalled import stalled_before
 
 # Filter values, in legend order. "active" includes the stalled ones (they are active too).
@@ -142,6 +143,7 @@ class Labels:
         self.tray = e(gettext("tray %(tray)s"))
         self.no_tray = e(gettext("no tray"))
         self.unknown = e(gettext("not in bas_cargo_space"))
+        self.cordoned = e(gettext("cordoned (#%(id)s): no new tidy work"))
         self.lock = {
             "": e(gettext("not locked")),
             "p": e(gettext("locked by paused workflow #%(id)s")),
@@ -183,6 +185,9 @@ class Aisle:
     spaces: list[tuple[Place, tuple]]  # (place, a RACK_MAP_SPACES row)
     arrows: list[PausedStep] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
+    # The cordon in force on each cordoned space (its own or its aisle's), and the aisle's own.
+    cordoned: dict[str, int] = field(default_factory=dict)
+    aisle_cordon: int | None = None
 
     @property
     def slug(self) -> str:
@@ -193,6 +198,12 @@ class Aisle:
     @property
     def heading(self) -> str:
         return gettext("Aisle %(name)s") % {"name": self.name}
+
+    @property
+    def cordon_note(self) -> str:
+        if self.aisle_cordon is None:
+            return ""
+        return gettext("Aisle cordoned (#%(id)s): no new tidy work") % {"id": self.aisle_cordon}
 
     @property
     def summary(self) -> str:
@@ -218,6 +229,7 @@ class RackMap:
     total: int
     state: str = ""
     aisle: str = ""
+    cordons: list = field(default_factory=list)  # console.cordons.selectors.CordonRow, in force
 
 
 def _fetch(sql: str, params: dict) -> list[tuple]:
@@ -338,6 +350,9 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
     names = index.names if index is not None else sorted(by_aisle, key=natural_key)
     counts = _counts(Counter(map(itemgetter(3), rows)))  # of the spaces read
 
+    cordons = cordons_in_force(now=timezone.now())
+    aisle_cordons = {c.place: c.cordon_id for c in cordons if c.is_aisle}
+    space_cordons = {c.place: c.cordon_id for c in cordons if not c.is_aisle}
     aisles = []
     for name in [aisle] if aisle else names:
         spaces = by_aisle.get(name)
@@ -350,6 +365,10 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
                   counts=_counts(per_css[name]))
         if state and not a.counts[state]:
             continue
+        a.aisle_cordon = aisle_cordons.get(name)
+        if a.aisle_cordon is not None or space_cordons:
+            a.cordoned = {s[0]: space_cordons.get(s[0], a.aisle_cordon) for _, s in spaces
+                          if a.aisle_cordon is not None or s[0] in space_cordons}
         aisles.append(a)
 
     crossing = []
@@ -368,7 +387,7 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
         elif src.aisle in shown:
             shown[src.aisle].arrows.append(step)
     return RackMap(aisles=aisles, aisle_names=names, unmatched=unmatched, crossing=crossing,
-                   counts=counts, total=len(rows), state=state, aisle=aisle)
+                   counts=counts, total=len(rows), state=state, aisle=aisle, cordons=cordons)
 
 
 # --- drawing -----------------------------------------------------------------------------------
@@ -396,7 +415,7 @@ def render_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | N
     key = (settings.SPACE_CODE_PATTERN, translation.get_language(), get_script_prefix(), aisle.name, state, scale,
            links,
            tuple(sorted(highlight.items())) if highlight else (),
-           tuple(map(itemgetter(1), aisle.spaces)), tuple(aisle.arrows))
+           tuple(map(itemgetter(1), aisle.spaces)), tuple(aisle.arrows), tuple(sorted(aisle.cordoned.items())))
     with _drawn_lock:
         svg = _drawn.get(key)
         if svg is not None:
@@ -430,7 +449,8 @@ def draw_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | Non
     dim = _HAS_STATE[state] if state else None
     name = esc(aisle.name)
 
-    labelled = [space for _, space in aisle.spaces if space[3] or space[0] in highlight]
+    cordoned = aisle.cordoned
+    labelled = [space for _, space in aisle.spaces if space[3] or space[0] in highlight or space[0] in cordoned]
     codes = dict(zip((s[0] for s in labelled), _escape_all([s[0] for s in labelled]), strict=True))
     trays = [s[1] for s in labelled if s[1] is not None]
     trays = dict(zip(trays, _escape_all(trays), strict=True))
@@ -444,9 +464,19 @@ def draw_aisle(aisle: Aisle, *, state: str = "", highlight: dict[str, str] | Non
         extra = highlight.get(code) if highlight else None
         if extra:
             css = f"{css} {extra}" if css else extra
+        cordon = cordoned.get(code) if cordoned else None
+        if cordon is not None:
+            css = f"{css} cd" if css else "cd"
         x = xs[place.position]
         out = rows[row_of[place.level]]
-        if holder is not None and links:
+        if cordon is not None:
+            label = f"{labels.of(space, codes[code], trays.get(tray))} · {labels.cordoned % {'id': cordon}}"
+            if holder is not None and links:
+                out.append(f'<a href="{href}{holder}/" aria-label="{label}"><title>{label}</title>'
+                           f'<rect x="{x}" class="{css}"/></a>')
+            else:
+                out.append(f'<rect x="{x}" class="{css}" role="img" aria-label="{label}"><title>{label}</title></rect>')
+        elif holder is not None and links:
             label = labels.of(space, codes[code], trays.get(tray))
             out.append(f'<a href="{href}{holder}/" aria-label="{label}"><title>{label}</title>'
                        f'<rect x="{x}" class="{css}"/></a>')
@@ -497,7 +527,8 @@ def render_table(rack: RackMap) -> SafeString:
             pos_rank = {p: i for i, p in enumerate(a.positions)}
             for place, space in sorted(a.spaces, key=lambda ps: (level_rank[ps[0].level], pos_rank[ps[0].position])):
                 if test is None or test(space[3]):
-                    yield (space[0], place.aisle, place.level, place.position, _state_text(space),
+                    yield (space[0], place.aisle, place.level, place.position,
+                           _state_text(space, a.cordoned.get(space[0])),
                            space[1] or "", _holder_cell(space))
         if not rack.aisle:  # codes the pattern cannot split belong to no aisle
             for space in rack.unmatched:
@@ -508,11 +539,13 @@ def render_table(rack: RackMap) -> SafeString:
         '<td><code>{}</code></td><td>{}</td></tr>', rows())
 
 
-def _state_text(space: tuple) -> str:
+def _state_text(space: tuple, cordon: int | None = None) -> str:
     parts = []
     if _lock(space[3]):
         parts.append(str(STATES[LOCK_STATE[_lock(space[3])]]))
     parts.append(str(STATES["occupied"]) if space[1] is not None else gettext("no tray"))
+    if cordon is not None:
+        parts.append(gettext("cordoned (#%(id)s): no new tidy work") % {"id": cordon})
     return "; ".join(parts)
 
 

@@ -256,7 +256,8 @@ SPECS: tuple[ActionSpec, ...] = (
             _code("WRONG_JOB_REMOVED_IN_WMS", _("A wrong job was removed in the WMS; issue the right one"),
                   [R.JOB_MISMATCH, R.ACTIVE_EVIDENCE_INVALID]),
         ),
-        preconditions=_job_not_reissuable, mutation=m.reissue_job),
+        # A lost acknowledgement looks like a missing job in the pre-move state: the floor decides.
+        preconditions=_job_not_reissuable, mutation=m.reissue_job, scans=AT_SOURCE),
     ActionSpec(
         code="RECONCILE_SOURCE", slug="reconcile-source", label=_("Reconcile: tray is at the source"),
         family=RECONCILE_FAMILY, may=roles.can_repair,

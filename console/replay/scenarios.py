@@ -651,9 +651,11 @@ def repair_races_recovery_and_callback(ctx: ScenarioContext) -> None:
                        result=user.pk)
     fingerprint = evidence_for_workflow(created.workflow_id).fingerprint
     before = ctx.state([created.workflow_id])
+    step = evidence_for_workflow(created.workflow_id).step  # the operator finds the tray at the source
     request = repair.RepairRequest(action=repair.RepairAction.REISSUE, workflow_id=created.workflow_id,
                                    reason_code="JOB_LOST_AT_RESTART",
-                                   reason_text="Replay: the move job was lost when the WMS restarted.")
+                                   reason_text="Replay: the move job was lost when the WMS restarted.",
+                                   tray_code=step.tray_code, space_code=step.cargo_space_id)
     # Hold the row so all three contenders queue on it, then let them go at once.
     holder = connect_direct("tidy-replay-lock-holder")
     holder.autocommit = False

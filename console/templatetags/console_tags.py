@@ -143,6 +143,17 @@ def when(value: datetime | None, style: str = "") -> str:
 
 
 @register.filter
+def when_ahead(value: datetime | None) -> str:
+    """A moment still ahead (a cordon's end): '01 Dec 23:10 (in 5 h 59 min)'; once passed, as `when`."""
+    if value is None or value <= timezone.now():
+        return when(value)
+    local = timezone.localtime(value)
+    return format_html('<time datetime="{}" title="{}">{} <span class="ago">{}</span></time>', value.isoformat(),
+                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), _short_date(local, timezone.localdate()),
+                       gettext("(in %(duration)s)") % {"duration": format_duration(value - timezone.now())})
+
+
+@register.filter
 def milliseconds(value) -> str:
     """A duration in milliseconds, e.g. '1,250 ms'."""
     if value is None or value == "":  # no cycle yet: the template gives an empty value

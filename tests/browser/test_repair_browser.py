@@ -50,6 +50,9 @@ def test_an_operator_reissues_a_missing_job_end_to_end(page, live_server, floor,
     expect(page.get_by_role("alert").first).to_be_visible()
     expect(page.locator(".error")).to_contain_text("at least 15 characters")
     page.get_by_label("Written reason").fill(REASON)
+    mv = floor.moves[0]  # read on the floor: the tray, standing at its source
+    page.locator("#id_tray_code").fill(mv.tray_code)
+    page.locator("#id_space_code").fill(mv.source)
     page.get_by_role("button", name="Preview the changes").click()
 
     expect(page.get_by_role("heading", name="Preview: Re-issue job")).to_be_visible()

@@ -107,6 +107,53 @@ def test_an_operator_reconciles_with_scanned_codes(repair_db, live_server, sessi
 
 
 @pytest.mark.parametrize("viewport", VIEWPORT_NAMES)
+def test_an_operator_reissues_only_with_the_tray_scanned_at_its_source(repair_db, live_server, sessions, viewport):
+    """A missing job may have run (a lost acknowledgement): the re-issue form asks for the codes read
+    on the floor; the tray scanned at its target is refused and audited, at its source it applies."""
+    make_user("olga", "operator")
+    built = paused(repair_db, "job_missing")
+    wid, mv = built.workflow_id, built.moves[0]
+    olga = sessions(viewport, "olga")
+    page = olga.page
+    olga.goto(f"/workflows/{wid}/")
+    page.locator(f"#repair-panel-{wid} a[href$='/reissue/']").click()
+    expect(page.locator("h1")).to_contain_text("Re-issue job")
+    expect(page.get_by_text("its source space")).to_be_visible()
+    page.get_by_label("Reason code").select_option("JOB_LOST_AT_RESTART")
+    page.get_by_label("Written reason").fill("Job lost at the restart; checked the aisle")
+    tray, space = page.locator("#id_tray_code"), page.locator("#id_space_code")
+    olga.shot("reissue-form")
+
+    tray.click()
+    page.keyboard.type(mv.tray_code, delay=15)  # a scanner: fast keystrokes, then Enter
+    page.keyboard.press("Enter")
+    expect(space).to_be_focused()
+    page.keyboard.type(mv.target, delay=15)  # the tray stands at the target: the move happened
+    page.keyboard.press("Enter")
+    expect(page.locator(".error").first).to_be_visible()
+    expect(page.get_by_text("The scanned codes do not match the records").first).to_be_visible()
+    olga.shot("reissue-refused")
+    assert evidence_for_workflow(wid).workflow_status == "PAUSED_RECOVERY"
+    (refused,) = RepairAudit.objects.all()
+    assert (refused.action, refused.outcome, refused.inputs) == (
+        "REISSUE", "REFUSED:CODES_DO_NOT_MATCH", {"tray_code": mv.tray_code, "space_code": mv.target})
+
+    space.fill("")
+    space.click()
+    page.keyboard.type(mv.source, delay=15)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=re.compile("^Preview:"))).to_be_visible()
+    expect(page.get_by_text(f"Scanned: tray {mv.tray_code}, space {mv.source}")).to_be_visible()
+    page.get_by_role("button", name="Confirm and apply").click()
+    expect(page.locator("#entry-outcome")).to_have_text("APPLIED")
+    olga.shot("reissue-applied")
+    assert evidence_for_workflow(wid).workflow_status == "ACTIVE"
+    audit = RepairAudit.objects.get(stage="APPLY")
+    assert (audit.action, audit.inputs) == ("REISSUE", {"tray_code": mv.tray_code, "space_code": mv.source})
+    olga.close()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORT_NAMES)
 def test_one_shift_lead_proposes_a_cancel_and_another_approves_it(repair_db, live_server, sessions, viewport):
     make_user("lena", "shift lead")
     make_user("lars", "shift lead")

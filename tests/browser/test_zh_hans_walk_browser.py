@@ -82,6 +82,8 @@ def _pages(floor) -> list[tuple[str, str]]:
         ("analytics", "/analytics/"),
         ("flow", "/flow/"),
         ("rack-map", "/map/"),
+        ("cordons", "/cordons/"),
+        ("recovery-processes", "/recovery/processes/"),
         ("notifications", "/notifications/"),
         ("thresholds", "/notifications/thresholds/"),
         ("security", "/security/"),
@@ -128,9 +130,12 @@ def test_the_whole_console_speaks_chinese(browser, live_server, floor, artifacts
             assert page.locator("h1").count() == 1 and "/search/" in page.url, "the tray names two workflows"
         _read(page, name, viewport, artifacts, found, problems)
         if name == "repair-form":
-            # The preview of a re-issue: a reason code and a written reason, posted by the form.
+            # The preview of a re-issue: a reason code, a written reason and the codes read on the
+            # floor (the tray at its source), posted by the form.
             page.locator("#id_reason_code").select_option(index=1)
             page.fill("#id_reason_text", WRITTEN_REASON)
+            page.fill("#id_tray_code", floor["missing"].moves[0].tray_code)
+            page.fill("#id_space_code", floor["missing"].moves[0].source)
             page.locator("form.repair-form button[type=submit]").click()
             page.wait_for_url(re.compile(r"/preview$"))
             expect(page.locator("#preview-summary")).to_be_visible()

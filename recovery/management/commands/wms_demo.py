@@ -4,7 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from recovery import wms_sql
+from recovery.cordons import cordon_create
 from recovery.decisions import PAUSE_REASONS, Rule
+from recovery.models import Cordon
 from recovery.schema import missing_tables
 from recovery.warehouse import CASES, EXPECTED, WarehouseBuilder, truncate_wms_tables
 
@@ -21,6 +23,9 @@ DEMO_MIX = {kind: DEMO_COUNTS.get(kind, 1) for kind in CASES}
 STALLED_DEMO_MINUTES = 95
 RESTING_TRAYS = 180
 SPARE_SPACES = 220
+# The demo's cordon: one spare space closed to new tidy work (the rack map draws it, /cordons/
+# lists it). Cordons are append-only, so a --reset keeps the first one instead of adding another.
+DEMO_CORDON_REASON = "Rack upright damaged by a forklift; inspection booked."
 
 
 class Command(BaseCommand):
@@ -62,8 +67,10 @@ def load_demo() -> dict[str, int]:
     wh = WarehouseBuilder()
     for i in range(RESTING_TRAYS):
         wh.stocked_tray(sku_count=2 + i % 4)
-    for _ in range(SPARE_SPACES):
-        wh.add_space(None)
+    spare = [wh.add_space(None) for _ in range(SPARE_SPACES)]
+    if not Cordon.objects.exists():
+        cordon_create(scope=Cordon.Scope.SPACE, place=spare[-1], reason=DEMO_CORDON_REASON, ends_at=None,
+                      username="shiftlead")
     n = 0
     for kind, count in DEMO_MIX.items():
         for i in range(count):

@@ -1,0 +1,59 @@
+"""What the cordons page and the rack map read of the cordons (recovery.models.Cordon, written
+only by recovery.cordons): the ones in force and the recent ones that ended or were lifted."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+
+from recovery.models import Cordon
+
+HISTORY_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class CordonRow:
+    cordon_id: int
+    scope: str
+    place: str
+    reason: str
+    created_by: str
+    created_at: datetime
+    ends_at: datetime | None
+    lifted_by: str | None
+    lifted_at: datetime | None
+    in_force: bool
+
+    @property
+    def is_aisle(self) -> bool:
+        return self.scope == Cordon.Scope.AISLE
+
+
+@dataclass(frozen=True)
+class CordonsPage:
+    in_force: list[CordonRow]
+    history: list[CordonRow]  # ended or lifted, newest first, at most HISTORY_LIMIT
+
+
+def _in_force(now: datetime) -> Q:
+    return Q(lift__isnull=True) & (Q(ends_at__isnull=True) | Q(ends_at__gt=now))
+
+
+def _row(c: Cordon, now: datetime) -> CordonRow:
+    lift = getattr(c, "lift", None)
+    in_force = lift is None and (c.ends_at is None or c.ends_at > now)
+    return CordonRow(c.pk, c.scope, c.place, c.reason, c.created_by, c.created_at, c.ends_at,
+                     lift.lifted_by if lift else None, lift.lifted_at if lift else None, in_force)
+
+
+def cordons_in_force(*, now: datetime) -> list[CordonRow]:
+    """Every cordon in force, oldest first (a handful at any time)."""
+    found = Cordon.objects.filter(_in_force(now)).select_related("lift").order_by("created_at", "id")
+    return [_row(c, now) for c in found]
+
+
+def cordons_page(*, now: datetime) -> CordonsPage:
+    """Two statements, however many cordons there are."""
+    history = (Cordon.objects.exclude(_in_force(now)).select_related("lift")
+               .order_by("-created_at", "-id")[:HISTORY_LIMIT])
+    return CordonsPage(in_force=cordons_in_force(now=now), history=[_row(c, now) for c in history])
