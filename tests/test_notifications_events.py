@@ -8,8 +8,9 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from console.models import CancelProposal, Event, Notification, NotificationDelivery, NotificationThreshold
+from console.models import CancelProposal, Notification, NotificationDelivery, NotificationThreshold
 from console.notifications.evaluate import evaluate_notifications
+from console.notifications.events import Event
 from console.notifications.selectors import open_notification_counts
 from console.readers.stalled import stalled_workflows
 from recovery.models import MydoJob, MydoJobFinish, RecoveryCycle, TidyWorkflow, tidy_job_id

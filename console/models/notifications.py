@@ -14,15 +14,6 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 
-class Event(models.TextChoices):
-    PAUSED = "paused", _("Workflow paused")
-    PAUSED_TOO_LONG = "paused_too_long", _("Paused too long")
-    STALLED = "stalled", _("Workflow stalled")
-    RECOVERY_STALE = "recovery_stale", _("Recovery stale")
-    PROPOSAL_WAITING = "proposal_waiting", _("Cancel proposal waiting")
-    BACKLOG_NOT_DRAINING = "backlog_not_draining", _("Backlog not draining")
-
-
 class Severity(models.TextChoices):
     """Ordered: an escalation always raises a notification to CRITICAL."""
 
@@ -37,7 +28,7 @@ class Notification(models.Model):
         ACKNOWLEDGED = "acknowledged", _("acknowledged")
         RESOLVED = "resolved", _("resolved")
 
-    event = models.CharField(max_length=32, choices=Event.choices)
+    event = models.CharField(max_length=32, help_text="an event code of console/notifications/events.py")
     dedup_key = models.CharField(max_length=200)
     state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
     severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.WARNING)

@@ -3,7 +3,8 @@
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
-from console.models import Event, Notification
+from console.models import Notification
+from console.notifications.events import Event
 
 MAX_THRESHOLD_MINUTES = 7 * 24 * 60
 

@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from console.models import Event, Notification
-from console.notifications.evaluate import default_paused_threshold, paused_thresholds  # noqa: F401 (re-exported)
+from console.models import Notification
+from console.notifications.events import Event, default_paused_threshold, paused_thresholds  # noqa: F401
 from console.notifications.messages import with_texts
 from recovery.decisions import PAUSE_REASONS
 

@@ -13,8 +13,9 @@ from django.views.decorators.http import require_http_methods
 
 from console import roles
 from console.input_checks import BIGINT_MAX
-from console.models import Event, Notification
+from console.models import Notification
 from console.notifications import selectors, services
+from console.notifications.events import Event
 from console.notifications.forms import NotificationFilterForm, ThresholdsForm
 from console.notifications.messages import with_texts
 from console.pages import console_page, render_page
