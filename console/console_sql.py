@@ -96,6 +96,25 @@ GROUP BY w.pause_reason, w.origin
 """
 
 WHERE_REASON = "AND w.pause_reason = %(reason)s"
+# An aisle: the current step's source is one of %(aisle_spaces)s, the paused sources whose code
+# SPACE_CODE_PATTERN puts in that aisle (console.readers.paused.aisle_spaces computes them).
+WHERE_AISLE = """AND (SELECT st.cargo_space_id
+          FROM alg.tidy_step AS st
+          WHERE st.workflow_id = w.workflow_id              -- tidy_step_workflow_step_no_key
+            AND st.status IS DISTINCT FROM 'COMPLETED'
+          ORDER BY st.step_no
+          LIMIT 1) = ANY(%(aisle_spaces)s::text[])"""
+# The distinct current-step sources of the paused workflows (what an aisle filter chooses from).
+PAUSED_SOURCES = """
+SELECT DISTINCT (SELECT st.cargo_space_id
+                 FROM alg.tidy_step AS st
+                 WHERE st.workflow_id = w.workflow_id       -- tidy_step_workflow_step_no_key
+                   AND st.status IS DISTINCT FROM 'COMPLETED'
+                 ORDER BY st.step_no
+                 LIMIT 1) AS source
+FROM alg.tidy_workflow AS w
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_status_idx (status, updated_at)
+"""
 WHERE_ORIGIN = "AND w.origin = %(origin)s"
 WHERE_PAUSED_BEFORE = "AND w.updated_at <= %(paused_before)s"
 WHERE_PAUSED_AFTER = "AND w.updated_at > %(paused_after)s"
@@ -202,6 +221,23 @@ WHERE tgrelid = 'console_repairaudit'::regclass
 # schedules never evaluate at once (the partial unique index is the last line of defence).
 # Parameter: %(key)s, the lock key of console.notifications.evaluate.
 TRY_EVALUATOR_LOCK = "SELECT pg_try_advisory_xact_lock(%(key)s)"
+
+# Every paused workflow with its reason, when it paused and the source of its current step (the
+# first one not completed, as the paused list shows it): the aisle its notifications group under.
+NOTIFY_PAUSED_WORKFLOWS = """
+SELECT w.workflow_id,
+       w.pause_reason,
+       w.updated_at,
+       (SELECT st.cargo_space_id
+        FROM alg.tidy_step AS st
+        WHERE st.workflow_id = w.workflow_id                -- tidy_step_workflow_step_no_key
+          AND st.status IS DISTINCT FROM 'COMPLETED'
+        ORDER BY st.step_no
+        LIMIT 1) AS source
+FROM alg.tidy_workflow AS w
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_status_idx (status, updated_at)
+ORDER BY w.workflow_id
+"""
 
 # The enabled user triggers on the acknowledgement table (the append-only check).
 ACKNOWLEDGEMENT_TABLE_EXISTS = "SELECT to_regclass('console_notificationacknowledgement') IS NOT NULL"

@@ -18,7 +18,7 @@ from django.utils import timezone, translation
 
 from console import console_sql
 from console.models import Notification, NotificationDelivery, Severity
-from console.notifications import messages
+from console.notifications import groups, messages
 from console.notifications.events import (  # noqa: F401 (re-exported: the readers' names of before)
     SPECS,
     Cause,
@@ -44,9 +44,10 @@ class EvaluationReport:
 
 
 def current_causes(*, now: datetime | None = None) -> list[Cause]:
-    """Every cause of a notification that holds now, in the registry's order."""
+    """Every cause of a notification that holds now, in the registry's order, those of grouping
+    events merged per event, reason and aisle (groups.py)."""
     now = now or timezone.now()
-    return [cause for spec in SPECS for cause in spec.causes(now)]
+    return groups.grouped([cause for spec in SPECS for cause in spec.causes(now)])
 
 
 # --- recipients and the outbox ---------------------------------------------------------------
@@ -59,9 +60,10 @@ def shift_lead_emails() -> list[str]:
     return list(dict.fromkeys([*users, *settings.NOTIFY_ESCALATE_EMAIL_TO]))
 
 
-def _queue_deliveries(notification: Notification, *, kind: str, now: datetime) -> list[NotificationDelivery]:
-    """The outbox rows of one message, written in the caller's transaction. Without any channel
-    configured the message goes to the log, so it is never silently dropped."""
+def _queue_deliveries(notification: Notification, *, kind: str, now: datetime,
+                      wait: timedelta = timedelta(0)) -> list[NotificationDelivery]:
+    """The outbox rows of one message, written in the caller's transaction, due `wait` from now.
+    Without any channel configured the message goes to the log, so it is never silently dropped."""
     emails = settings.NOTIFY_EMAIL_TO if kind == NotificationDelivery.Kind.OPENED else shift_lead_emails()
     rows = []
     if emails:
@@ -72,22 +74,57 @@ def _queue_deliveries(notification: Notification, *, kind: str, now: datetime) -
         rows.append((NotificationDelivery.Channel.LOG, []))
     return NotificationDelivery.objects.bulk_create(
         NotificationDelivery(notification=notification, channel=channel, kind=kind, severity=notification.severity,
-                             recipients=recipients, next_attempt_at=now)
+                             recipients=recipients, next_attempt_at=now + wait)
         for channel, recipients in rows)
 
 
-def _open(cause: Cause, now: datetime) -> Notification:
+def _english(cause_or_spec, context: dict) -> tuple[str, str]:
     # The stored subject and body are the English record (logs stay English); pages, e-mails and
     # webhooks make them again in their reader's language from the kept values.
+    spec = getattr(cause_or_spec, "spec", cause_or_spec)
     with translation.override("en"):
-        subject, body = cause.spec.render_subject(cause.context), cause.spec.render_body(cause.context)
+        return spec.render_subject(context), spec.render_body(context)
+
+
+def _open(cause: Cause, now: datetime) -> Notification:
+    subject, body = _english(cause, cause.context)
     notification = Notification.objects.create(
         event=cause.event, dedup_key=cause.dedup_key, severity=cause.severity, subject=subject,
         body=body, workflow_id=cause.workflow_id, reason=cause.reason, url_path=cause.url_path,
         cause_since=cause.cause_since, details={**cause.details, messages.CONTEXT_KEY: cause.context},
         opened_at=now, last_seen_at=now)
-    _queue_deliveries(notification, kind=NotificationDelivery.Kind.OPENED, now=now)
+    # A group's first message waits for the rest of a burst to join it (groups.py).
+    wait = timedelta(seconds=settings.NOTIFY_GROUP_WAIT_SECONDS) if cause.spec.groups else timedelta(0)
+    _queue_deliveries(notification, kind=NotificationDelivery.Kind.OPENED, now=now, wait=wait)
     return notification
+
+
+def _update(n: Notification, cause: Cause, now: datetime) -> list[str]:
+    """A notification whose cause persists: seen again; a group takes its new members. Returns
+    the fields changed."""
+    n.last_seen_at = now
+    n.evaluations += 1
+    n.reason = cause.reason
+    # The texts' values stay those of the opening, like the stored subject ...
+    kept = dict(n.details.get(messages.CONTEXT_KEY) or {}) if isinstance(n.details, dict) else {}
+    fields = ["last_seen_at", "evaluations", "details", "reason"]
+    if not cause.spec.groups or not groups.is_group(n):
+        n.details = {**cause.details, messages.CONTEXT_KEY: kept}
+        return fields
+    # ... but a group's count, which grows as members join (its stored texts follow).
+    members = groups.joined(groups.members(n), cause)
+    n.details = {**cause.details, groups.MEMBERS: members, messages.CONTEXT_KEY: {**kept, "count": len(members)}}
+    n.workflow_id = members[0] if len(members) == 1 else None
+    if cause.cause_since is not None and (n.cause_since is None or cause.cause_since < n.cause_since):
+        n.cause_since = cause.cause_since
+    fields += ["workflow_id", "cause_since"]
+    if kept.get("count") != len(members):
+        try:
+            n.subject, n.body = _english(cause, {**kept, "count": len(members)})
+            fields += ["subject", "body"]
+        except (KeyError, TypeError, ValueError):  # kept values this version's texts cannot use
+            pass
+    return fields
 
 
 def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
@@ -112,13 +149,7 @@ def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
                 log.info("notification opened: %s", n.subject,
                          extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id})
                 continue
-            n.last_seen_at = now
-            n.evaluations += 1
-            # The texts' values stay those of the opening, like the stored subject.
-            kept = {k: v for k, v in n.details.items() if k == messages.CONTEXT_KEY}
-            n.details = {**cause.details, **kept}
-            n.reason = cause.reason
-            n.save(update_fields=["last_seen_at", "evaluations", "details", "reason"])
+            n.save(update_fields=_update(n, cause, now))
             report.updated.append(key)
         for key, n in live.items():
             if key in causes:

@@ -12,6 +12,7 @@ all read `SPECS`; `tests/test_notification_registry.py` says what an incomplete 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import models
@@ -19,11 +20,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
+from console import console_sql
 from console.models import CancelProposal, Notification, NotificationThreshold, Severity
+from console.readers import fetch_dicts
 from console.readers.flow import FlowHealth, flow_health
+from console.readers.places import aisle_of
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_workflows
-from recovery.models import TidyWorkflow
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Cause:
     reason: str = ""
     cause_since: datetime | None = None
     details: dict = field(default_factory=dict)
+    aisle: str = ""  # of the workflow's current step's source: what its group is (§12)
 
     @property
     def spec(self) -> "EventSpec":
@@ -59,7 +63,14 @@ class EventSpec:
     opens_when: str  # the README table's cells (English, Markdown)
     resolves_when: str
     threshold_setting: str | None = None
+    # Grouping events are one notification per event, reason and aisle while it is open (§12);
+    # their group texts are used once the group has more than one member (`count` in the values).
     groups: bool = False
+    group_subject: str = ""
+    group_body: str = ""
+    # (reason, aisle) -> the console paths a group's message links to: "list" (its `url`), and
+    # "batch" (the batch re-check of the same workflows) where there is one.
+    group_links: Callable[[str, str], dict[str, str]] | None = None
     # (value, message id): the subject used instead when that value of the context is empty.
     subject_without: tuple[str, str] | None = None
 
@@ -67,9 +78,16 @@ class EventSpec:
         ids = [self.label, self.subject, self.body]
         if self.subject_without:
             ids.append(self.subject_without[1])
+        if self.groups:
+            ids += [self.group_subject, self.group_body]
         return ids
 
+    def _grouped(self, context: dict) -> bool:
+        return self.groups and isinstance(context.get("count"), int) and context["count"] > 1
+
     def subject_id(self, context: dict) -> str:
+        if self._grouped(context):
+            return self.group_subject
         if self.subject_without and not context.get(self.subject_without[0]):
             return self.subject_without[1]
         return self.subject
@@ -79,7 +97,7 @@ class EventSpec:
         return (gettext(self.subject_id(context)) % context)[:300]
 
     def render_body(self, context: dict) -> str:
-        return gettext(self.body) % context
+        return gettext(self.group_body if self._grouped(context) else self.body) % context
 
     def threshold(self) -> int | None:
         return getattr(settings, self.threshold_setting) if self.threshold_setting else None
@@ -105,9 +123,8 @@ def default_paused_threshold() -> int:
 def _paused(now: datetime, *, too_long: bool) -> list[Cause]:
     thresholds = paused_thresholds() if too_long else {}
     causes = []
-    # tidy_workflow_status_idx (status, updated_at); updated_at is when it paused.
-    for wid, reason, since in (TidyWorkflow.objects.filter(status=TidyWorkflow.Status.PAUSED_RECOVERY)
-                               .order_by("workflow_id").values_list("workflow_id", "pause_reason", "updated_at")):
+    for row in fetch_dicts(console_sql.NOTIFY_PAUSED_WORKFLOWS, {}):
+        wid, reason, since, aisle = row["workflow_id"], row["pause_reason"], row["updated_at"], aisle_of(row["source"])
         # WMS text of any length: cut to what a notification keeps, or one long reason would
         # make every evaluation fail (docs/architecture.md §12).
         reason = (reason or "")[:REASON_MAX_LENGTH]
@@ -115,12 +132,12 @@ def _paused(now: datetime, *, too_long: bool) -> list[Cause]:
         ctx = {"workflow_id": wid, "reason": reason or "-"}
         if not too_long:
             causes.append(Cause(PAUSED, f"paused:{wid}", path, ctx, workflow_id=wid, reason=reason,
-                                cause_since=since))
+                                cause_since=since, aisle=aisle))
             continue
         minutes = thresholds.get(reason, default_paused_threshold())
         if now - since >= timedelta(minutes=minutes):
             causes.append(Cause(PAUSED_TOO_LONG, f"paused_too_long:{wid}", path, {**ctx, "minutes": minutes},
-                                workflow_id=wid, reason=reason, cause_since=since,
+                                workflow_id=wid, reason=reason, cause_since=since, aisle=aisle,
                                 details={"threshold_minutes": minutes}))
     return causes
 
@@ -142,7 +159,7 @@ def stalled_causes(now: datetime) -> list[Cause]:
                "target": s.target_cargo_space_id}
         causes.append(Cause(STALLED, f"stalled:{s.workflow_id}", reverse("workflow-detail", args=[s.workflow_id]),
                             ctx, workflow_id=s.workflow_id, reason=f"job status {s.job_status}",
-                            cause_since=s.job_updated_at,
+                            cause_since=s.job_updated_at, aisle=aisle_of(s.cargo_space_id),
                             details={"job_id": s.job_id, "job_status": s.job_status, "step_no": s.step_no}))
     return causes
 
@@ -191,6 +208,16 @@ def backlog_causes(now: datetime) -> list[Cause]:
                            "window_minutes": minutes})]
 
 
+def paused_group_links(reason: str, aisle: str) -> dict[str, str]:
+    """The paused list filtered to the group's reason and aisle, and the batch re-check of it."""
+    query = urlencode({"reason": reason, "aisle": aisle})
+    return {"list": f"{reverse('paused-workflows')}?{query}", "batch": f"{reverse('repair-batch')}?{query}"}
+
+
+def stalled_group_links(reason: str, aisle: str) -> dict[str, str]:
+    return {"list": f"{reverse('active-workflows')}?stalled=on"}
+
+
 # --- the registry --------------------------------------------------------------------------------
 
 PAUSED, PAUSED_TOO_LONG, STALLED = "paused", "paused_too_long", "stalled"
@@ -202,16 +229,26 @@ SPECS: tuple[EventSpec, ...] = (
         subject=gettext_noop("Workflow %(workflow_id)s paused: %(reason)s"),
         body=gettext_noop("Recovery paused workflow %(workflow_id)s with reason %(reason)s. It keeps its locks "
                           "until someone repairs it in the console."),
-        causes=paused_causes,
-        opens_when="a workflow is `PAUSED_RECOVERY`", resolves_when="it is no longer paused"),
+        causes=paused_causes, groups=True, group_links=paused_group_links,
+        group_subject=gettext_noop("%(count)s workflows paused in aisle %(aisle)s: %(reason)s"),
+        group_body=gettext_noop("Recovery paused %(count)s workflows in aisle %(aisle)s with reason %(reason)s. "
+                                "They keep their locks until someone repairs them in the console; the batch "
+                                "re-check takes them together."),
+        opens_when="workflows are `PAUSED_RECOVERY` (one notification per reason code and aisle)",
+        resolves_when="none of them is paused any more"),
     EventSpec(
         PAUSED_TOO_LONG, gettext_noop("Paused too long"), Severity.WARNING,
         subject=gettext_noop("Workflow %(workflow_id)s paused for over %(minutes)s min: %(reason)s"),
         body=gettext_noop("Workflow %(workflow_id)s has been paused (%(reason)s) longer than the "
                           "%(minutes)s min a shift lead set for this reason code."),
-        causes=paused_too_long_causes, threshold_setting="NOTIFY_PAUSED_TOO_LONG_MINUTES",
-        opens_when="it has been paused longer than its reason code's threshold (default 30 min)",
-        resolves_when="it is no longer paused"),
+        causes=paused_too_long_causes, threshold_setting="NOTIFY_PAUSED_TOO_LONG_MINUTES", groups=True,
+        group_links=paused_group_links,
+        group_subject=gettext_noop("%(count)s workflows in aisle %(aisle)s paused for over %(minutes)s min: "
+                                   "%(reason)s"),
+        group_body=gettext_noop("%(count)s workflows in aisle %(aisle)s have been paused (%(reason)s) longer than "
+                                "the %(minutes)s min a shift lead set for this reason code."),
+        opens_when="they have been paused longer than their reason code's threshold (default 30 min)",
+        resolves_when="none of them is paused any more"),
     EventSpec(
         STALLED, gettext_noop("Workflow stalled"), Severity.WARNING,
         subject=gettext_noop("Workflow %(workflow_id)s stalled: job %(job_id)s unchanged at status %(job_status)s "
@@ -219,10 +256,16 @@ SPECS: tuple[EventSpec, ...] = (
         body=gettext_noop("Workflow %(workflow_id)s is active, but the job of its step %(step_no)s "
                           "(tray %(tray_code)s, %(source)s to %(target)s) has not changed for over %(minutes)s "
                           "min. Recovery leaves it alone; check the vehicle and the WCS."),
-        causes=stalled_causes, threshold_setting="STALLED_AFTER_MINUTES",
-        opens_when="an `ACTIVE` workflow's current job (status 1, 2 or 3) has not changed (`mydo_job.updated_at`) "
-                   "for `STALLED_AFTER_MINUTES` (15)",
-        resolves_when="the job changes or the workflow leaves `ACTIVE`"),
+        causes=stalled_causes, threshold_setting="STALLED_AFTER_MINUTES", groups=True,
+        group_links=stalled_group_links,
+        group_subject=gettext_noop("%(count)s workflows stalled in aisle %(aisle)s: jobs unchanged at status "
+                                   "%(job_status)s for over %(minutes)s min"),
+        group_body=gettext_noop("%(count)s active workflows in aisle %(aisle)s have jobs at status %(job_status)s "
+                                "that have not changed for over %(minutes)s min. Recovery leaves them alone; check "
+                                "the vehicles and the WCS."),
+        opens_when="`ACTIVE` workflows' current jobs (status 1, 2 or 3) have not changed (`mydo_job.updated_at`) "
+                   "for `STALLED_AFTER_MINUTES` (15) (one notification per job status and aisle)",
+        resolves_when="none of the jobs is still unchanged in an `ACTIVE` workflow"),
     EventSpec(
         RECOVERY_STALE, gettext_noop("Recovery stale"), Severity.ERROR,
         subject=gettext_noop("Recovery is stale: no successful cycle for over %(seconds)s s"),

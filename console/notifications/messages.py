@@ -55,14 +55,26 @@ def escalated_subject(subject: str) -> str:
     return str(_("Escalated: %(subject)s") % {"subject": subject})[:300]
 
 
+EMAIL_MEMBERS = 500  # a group's e-mail names at most this many workflows
+
+
 def email_body(*, subject: str, body: str, url: str, notifications_url: str, escalated: bool,
-               age_seconds: int | None, dedup_key: str) -> str:
+               age_seconds: int | None, dedup_key: str, workflow_ids: list[int] | None = None,
+               links: dict[str, str] | None = None) -> str:
     lines = []
     if escalated:
         lines += [str(_("Nobody has acknowledged this notification yet; it is escalated to the shift leads.")), ""]
     lines += [subject, "", body, ""]
+    if workflow_ids is not None:
+        shown = ", ".join(str(i) for i in workflow_ids[:EMAIL_MEMBERS])
+        lines.append(str(_("Workflows (%(count)s): %(ids)s") % {"count": len(workflow_ids), "ids": shown}))
+        if len(workflow_ids) > EMAIL_MEMBERS:
+            lines.append(str(_("... and %(more)s more (the list link shows them all)")
+                             % {"more": len(workflow_ids) - EMAIL_MEMBERS}))
     if age_seconds is not None:
         lines.append(str(_("Age: %(seconds)s s") % {"seconds": age_seconds}))
+    if links and links.get("batch"):
+        lines.append(str(_("Re-check them together: %(url)s") % {"url": links["batch"]}))
     lines += [str(_("Open: %(url)s") % {"url": url}),
               str(_("Acknowledge: %(url)s") % {"url": notifications_url}),
               str(_("Key: %(key)s") % {"key": dedup_key})]

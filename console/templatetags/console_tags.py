@@ -209,7 +209,7 @@ def paused_url(filters, **changes) -> str:
 @register.simple_tag
 def batch_recheck_url(filters) -> str:
     """The batch re-check page for the workflows these paused-list filters select."""
-    query = urlencode({k: v for k, v in filters.params().items() if k in {"reason", "origin", "age", "q"}})
+    query = urlencode({k: v for k, v in filters.params().items() if k in {"reason", "origin", "age", "q", "aisle"}})
     return reverse("repair-batch") + (f"?{query}" if query else "")
 
 
