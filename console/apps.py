@@ -15,7 +15,11 @@ class ConsoleConfig(AppConfig):
         # repair attempt) and the database-role checks, which register themselves when imported.
         from console import languages  # noqa: F401
         from console.notes.checks import check_notes_are_append_only
-        from console.notifications.checks import check_acknowledgements_are_append_only
+        from console.notifications.checks import (
+            check_acknowledgements_are_append_only,
+            check_silence_endings_are_append_only,
+            check_silences_are_append_only,
+        )
         from console.repair import signals  # noqa: F401
         from console.repair.checks import check_audit_is_append_only
         from console.security import checks, role_audit, terminals, throttling  # noqa: F401
@@ -23,6 +27,8 @@ class ConsoleConfig(AppConfig):
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)
+        register(check_silences_are_append_only, Tags.database)
+        register(check_silence_endings_are_append_only, Tags.database)
 
 
 class ConsoleAdminConfig(admin_apps.AdminConfig):

@@ -239,6 +239,24 @@ WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_sta
 ORDER BY w.workflow_id
 """
 
+# The enabled user triggers on the silence tables (their append-only checks).
+SILENCE_TABLE_EXISTS = "SELECT to_regclass('console_silence') IS NOT NULL"
+SILENCE_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_silence')
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+SILENCE_ENDING_TABLE_EXISTS = "SELECT to_regclass('console_silenceending') IS NOT NULL"
+SILENCE_ENDING_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_silenceending')
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+
 # The enabled user triggers on the acknowledgement table (the append-only check).
 ACKNOWLEDGEMENT_TABLE_EXISTS = "SELECT to_regclass('console_notificationacknowledgement') IS NOT NULL"
 ACKNOWLEDGEMENT_TRIGGERS = """

@@ -19,6 +19,8 @@ from console.models.notifications import (  # noqa: F401  (the notification tabl
     NotificationDeliveryAttempt,
     NotificationThreshold,
     Severity,
+    Silence,
+    SilenceEnding,
 )
 
 

@@ -5,7 +5,9 @@ index). NotificationAcknowledgement: who acknowledged which notification and whe
 in PostgreSQL itself (migration console 0003). NotificationDelivery: the outbox, one row per
 channel and message (the opening message, the escalation), with NotificationDeliveryAttempt
 recording every try. NotificationThreshold: the paused-too-long threshold per pause reason
-code, edited by shift leads.
+code, edited by shift leads. Silence: a planned quiet period for matching notifications, and
+SilenceEnding: who ended one early; both append-only in PostgreSQL itself (migration console
+0012), so their history is their rows.
 """
 
 from django.conf import settings
@@ -44,6 +46,12 @@ class Notification(models.Model):
     evaluations = models.IntegerField(default=1, help_text="evaluations that saw the cause")
     escalated_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    aisle = models.CharField(max_length=64, blank=True, help_text="a group's aisle (SPACE_CODE_PATTERN), else empty")
+    silenced_by = models.ForeignKey("Silence", on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+                                    help_text="the silence holding its messages back now (or when it resolved)")
+    announced_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="when its messages were released: at opening, or when its "
+                                                  "silence ended; escalation counts from here")
 
     class Meta:
         ordering = ["-opened_at", "-id"]
@@ -92,6 +100,8 @@ class NotificationDelivery(models.Model):
     class State(models.TextChoices):
         PENDING = "pending", _("pending")
         SENT = "sent", _("sent")
+        # Its notification resolved or was acknowledged while silenced: never sent.
+        WITHHELD = "withheld", _("withheld")
 
     notification = models.ForeignKey(Notification, on_delete=models.PROTECT, related_name="deliveries")
     channel = models.CharField(max_length=16, choices=Channel.choices)
@@ -142,3 +152,48 @@ class NotificationThreshold(models.Model):
 
     def __str__(self):
         return f"{self.reason_code}: {self.paused_too_long_minutes} min"
+
+
+class Silence(models.Model):
+    """A planned quiet period (a shuttle down for maintenance): notifications matching `event`,
+    `reason` and `aisle` (each blank = any) between `starts_at` and `ends_at` are recorded and
+    listed but neither delivered nor escalated. Never updated, never deleted; ending one early is
+    a SilenceEnding row."""
+
+    event = models.CharField(max_length=32, blank=True)
+    reason = models.CharField(max_length=200, blank=True)
+    aisle = models.CharField(max_length=64, blank=True)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    comment = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+
+    class Meta:
+        ordering = ["-starts_at", "-id"]
+        indexes = [models.Index(fields=["ends_at"], name="silence_ends_idx")]
+        constraints = [models.CheckConstraint(condition=Q(ends_at__gt=models.F("starts_at")),
+                                              name="silence_ends_after_it_starts")]
+
+    def __str__(self):
+        return f"silence {self.pk} {self.event or '*'}:{self.reason or '*'}:{self.aisle or '*'}"
+
+    def matches(self, *, event: str, reason: str, aisle: str) -> bool:
+        return ((not self.event or self.event == event) and (not self.reason or self.reason == reason)
+                and (not self.aisle or self.aisle == aisle))
+
+
+class SilenceEnding(models.Model):
+    """Who ended a silence before its `ends_at`, and when. Never updated, never deleted."""
+
+    silence = models.OneToOneField(Silence, on_delete=models.PROTECT, related_name="ending")
+    at = models.DateTimeField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"silence {self.silence_id} ended by {self.username}"

@@ -194,7 +194,8 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
     with transaction.atomic():
         delivery = (NotificationDelivery.objects.select_for_update(skip_locked=True, of=("self",))
                     .select_related("notification")
-                    .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING).first())
+                    .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING,
+                            notification__silenced_by__isnull=True).first())
         if delivery is None:
             return None
         at = now or timezone.now()
@@ -248,7 +249,9 @@ def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_sec
     report = DeliveryReport()
     deadline = time.monotonic() + budget_seconds
     due_at = now or timezone.now()
-    due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at)
+    # A silenced notification's deliveries wait for its silence to end (docs/architecture.md §12).
+    due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at,
+                                              notification__silenced_by__isnull=True)
     ids = list(due.order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
     for delivery_id in ids:
         if time.monotonic() > deadline:

@@ -17,8 +17,8 @@ from django.db import connection, transaction
 from django.utils import timezone, translation
 
 from console import console_sql
-from console.models import Notification, NotificationDelivery, Severity
-from console.notifications import groups, messages
+from console.models import Notification, NotificationDelivery, Severity, Silence
+from console.notifications import groups, messages, silences
 from console.notifications.events import (  # noqa: F401 (re-exported: the readers' names of before)
     SPECS,
     Cause,
@@ -41,6 +41,8 @@ class EvaluationReport:
     updated: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     escalated: list[str] = field(default_factory=list)
+    silenced: list[str] = field(default_factory=list)  # held back by a silence from this run on
+    released: list[str] = field(default_factory=list)  # its silence ended while it is open: sent now
 
 
 def current_causes(*, now: datetime | None = None) -> list[Cause]:
@@ -86,13 +88,17 @@ def _english(cause_or_spec, context: dict) -> tuple[str, str]:
         return spec.render_subject(context), spec.render_body(context)
 
 
-def _open(cause: Cause, now: datetime) -> Notification:
+def _open(cause: Cause, now: datetime, active: list[Silence]) -> Notification:
     subject, body = _english(cause, cause.context)
-    notification = Notification.objects.create(
+    notification = Notification(
         event=cause.event, dedup_key=cause.dedup_key, severity=cause.severity, subject=subject,
         body=body, workflow_id=cause.workflow_id, reason=cause.reason, url_path=cause.url_path,
         cause_since=cause.cause_since, details={**cause.details, messages.CONTEXT_KEY: cause.context},
-        opened_at=now, last_seen_at=now)
+        opened_at=now, last_seen_at=now, aisle=cause.aisle)
+    # Under a silence it is recorded, its messages queued but held (delivery skips it).
+    notification.silenced_by = silences.holding(active, notification)
+    notification.announced_at = None if notification.silenced_by else now
+    notification.save(force_insert=True)
     # A group's first message waits for the rest of a burst to join it (groups.py).
     wait = timedelta(seconds=settings.NOTIFY_GROUP_WAIT_SECONDS) if cause.spec.groups else timedelta(0)
     _queue_deliveries(notification, kind=NotificationDelivery.Kind.OPENED, now=now, wait=wait)
@@ -127,6 +133,37 @@ def _update(n: Notification, cause: Cause, now: datetime) -> list[str]:
     return fields
 
 
+def _withhold(n: Notification) -> None:
+    """Its messages never go out: it resolved, or was acknowledged, while silenced."""
+    n.deliveries.filter(state=NotificationDelivery.State.PENDING).update(state=NotificationDelivery.State.WITHHELD)
+
+
+def _apply_silence(n: Notification, silence: Silence | None, now: datetime, report: EvaluationReport) -> None:
+    """Hold an unresolved notification back while a silence matches it; when none does any more,
+    release it: still open, its messages are due now (escalation counts from now); acknowledged
+    meanwhile, they are withheld."""
+    if silence is not None:
+        if n.silenced_by_id != silence.pk:
+            n.silenced_by = silence
+            n.save(update_fields=["silenced_by"])
+            report.silenced.append(n.dedup_key)
+        return
+    if n.silenced_by_id is None:
+        return
+    n.silenced_by = None
+    fields = ["silenced_by"]
+    if n.announced_at is None:
+        if n.state == Notification.State.OPEN:
+            n.announced_at = now
+            fields.append("announced_at")
+            report.released.append(n.dedup_key)
+            log.info("notification released (its silence ended): %s", n.subject,
+                     extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id})
+        else:
+            _withhold(n)
+    n.save(update_fields=fields)
+
+
 def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
     """One evaluation (see the module docstring). Returns what it opened, updated, resolved and
     escalated, by dedup key; `skipped` when another evaluation held the lock."""
@@ -141,29 +178,36 @@ def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
                 return report
         causes = {c.dedup_key: c for c in current_causes(now=now)}
         live = {n.dedup_key: n for n in Notification.objects.select_for_update().filter(resolved_at__isnull=True)}
+        active = silences.active_silences(now=now)
         for key, cause in causes.items():
             n = live.get(key)
             if n is None:
-                live[key] = n = _open(cause, now)
+                live[key] = n = _open(cause, now, active)
+                if n.silenced_by_id:
+                    report.silenced.append(key)
                 report.opened.append(key)
                 log.info("notification opened: %s", n.subject,
                          extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id})
                 continue
             n.save(update_fields=_update(n, cause, now))
             report.updated.append(key)
+            _apply_silence(n, silences.holding(active, n), now, report)
         for key, n in live.items():
             if key in causes:
                 continue
             n.state = Notification.State.RESOLVED
             n.resolved_at = now
             n.save(update_fields=["state", "resolved_at"])
+            if n.silenced_by_id is not None:
+                _withhold(n)
             report.resolved.append(key)
             log.info("notification resolved (cause gone): %s", n.subject,
                      extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id})
         due = now - timedelta(minutes=settings.ESCALATE_AFTER_MINUTES)
         for key, n in live.items():
+            # A silenced notification does not escalate; a released one counts from its release.
             if (key in causes and n.state == Notification.State.OPEN and n.escalated_at is None
-                    and n.opened_at <= due):
+                    and n.silenced_by_id is None and n.announced_at is not None and n.announced_at <= due):
                 n.severity = Severity.CRITICAL
                 n.escalated_at = now
                 n.save(update_fields=["severity", "escalated_at"])

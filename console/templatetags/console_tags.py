@@ -143,6 +143,17 @@ def when(value: datetime | None, style: str = "") -> str:
 
 
 @register.filter
+def clock(value: datetime | None) -> str:
+    """<time> with the warehouse-local date and time and no age: for a time that may lie ahead
+    (a silence's end), where "5 min ago" would be wrong."""
+    if value is None:
+        return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
+    local = timezone.localtime(value)
+    return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(),
+                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), _short_date(local, timezone.localdate()))
+
+
+@register.filter
 def milliseconds(value) -> str:
     """A duration in milliseconds, e.g. '1,250 ms'."""
     if value is None or value == "":  # no cycle yet: the template gives an empty value
