@@ -67,3 +67,17 @@ def test_the_filter_the_metrics_and_the_readme_derive_from_the_specs(notify_db):
         "the README's event table differs from the specs: copy each spec's readme_row()")
     assert {r.split("`")[1] for r in rows} >= set(events)
 
+
+
+def test_the_thresholds_page_lists_every_spec_with_a_threshold_setting(client, notify_db, settings):
+    from tests.console_personas import make_user
+
+    settings.STALLED_AFTER_MINUTES = 22
+    client.force_login(make_user("otto", "operator"))
+    html = client.get("/notifications/thresholds/").content.decode()
+    table = html[html.index('id="setting-thresholds"'):]
+    rows = re.findall(r'translate="no">([a-z_]+)</span></td><td data-label="Setting" class="chip-code" '
+                      r'translate="no">([A-Z_]+)</td><td data-label="Minutes" class="num">(\d+)<', table)
+    assert rows == [(spec.event, spec.threshold_setting, str(getattr(settings, spec.threshold_setting)))
+                    for spec in SPECS if spec.threshold_setting]
+    assert ("stalled", "STALLED_AFTER_MINUTES", "22") in rows

@@ -5,9 +5,15 @@ from datetime import datetime
 
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from console.models import Notification, Silence
-from console.notifications.events import Event, default_paused_threshold, paused_thresholds  # noqa: F401
+from console.notifications.events import (  # noqa: F401 (re-exported)
+    SPECS,
+    Event,
+    default_paused_threshold,
+    paused_thresholds,
+)
 from console.notifications.messages import with_texts
 from recovery.decisions import PAUSE_REASONS
 
@@ -57,6 +63,20 @@ class ThresholdRow:
     reason_code: str
     minutes: int
     is_default: bool
+
+
+@dataclass(frozen=True)
+class SettingThreshold:
+    event: str
+    label: str  # in the active language
+    setting: str
+    minutes: int
+
+
+def setting_thresholds() -> list[SettingThreshold]:
+    """The thresholds of the events whose spec names a setting (environment, read-only here)."""
+    return [SettingThreshold(spec.event, gettext(spec.label), spec.threshold_setting, spec.threshold())
+            for spec in SPECS if spec.threshold_setting]
 
 
 def threshold_rows() -> list[ThresholdRow]:

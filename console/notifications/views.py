@@ -93,7 +93,7 @@ def thresholds(request):
         form = ThresholdsForm(codes=codes, initial_minutes=current)
     return render(request, "notifications/thresholds.html", {
         "form": form, "rows": rows, "may_edit": may_edit, "saved": saved,
-        "default": selectors.default_paused_threshold(),
+        "default": selectors.default_paused_threshold(), "settings_thresholds": selectors.setting_thresholds(),
         "user_roles": sorted(roles.user_roles(request.user)),
     }, status=status)
 
