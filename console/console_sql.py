@@ -814,7 +814,8 @@ GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
 # workflow's completion, its cancellation; a workflow cannot pause again before it resumed, so the
 # first end after a pause is that pause's own. A notification is counted under its own reason code;
 # its aisle is that of the step the workflow's latest pause before it named, else of its first step;
-# a notification without a workflow (recovery stale, backlog) has no space.
+# a notification without a workflow (recovery stale, backlog) has no space; a group of workflows
+# (paused, stalled per reason and aisle) counts under the aisle it keeps.
 # The aisle of a space is computed in Python (SPACE_CODE_PATTERN is a Python expression) and given
 # as %(spaces)s / %(aisles)s; the shift is the latest of %(shift_starts)s (warehouse clock times,
 # %(tz)s) at or before the start, else the day's last. Parameters also: %(since)s (the earliest
@@ -825,7 +826,8 @@ WITH episodes AS (
            d.decided_at AS started_at,
            extract(epoch FROM ends.ended_at - d.decided_at)::float8 AS seconds,
            d.reason AS reason,
-           st.cargo_space_id AS space
+           st.cargo_space_id AS space,
+           NULL::text AS aisle
     FROM recovery_recoverydecision AS d
     JOIN alg.tidy_workflow AS w
         ON w.workflow_id = d.workflow_id                       -- tidy_workflow_pkey
@@ -874,7 +876,8 @@ WITH episodes AS (
                      FROM alg.tidy_step AS fs
                      WHERE fs.workflow_id = n.workflow_id      -- tidy_step_workflow_step_no_key
                      ORDER BY fs.step_no
-                     LIMIT 1))
+                     LIMIT 1)),
+           nullif(n.aisle, '')                                 -- a group's own aisle (workflow_id NULL)
     FROM console_notification AS n
     LEFT JOIN console_notificationacknowledgement AS a
         ON a.notification_id = n.id                            -- its unique notification_id
@@ -882,7 +885,8 @@ WITH episodes AS (
       AND n.opened_at <= %(now)s                               -- the window's rows
 ), placed AS (
     SELECT e.metric, e.started_at, e.seconds, coalesce(e.reason, '') AS reason,
-           CASE WHEN e.space IS NULL THEN '' ELSE coalesce(m.aisle, 'other') END AS aisle,
+           CASE WHEN e.aisle IS NOT NULL THEN e.aisle
+                WHEN e.space IS NULL THEN '' ELSE coalesce(m.aisle, 'other') END AS aisle,
            coalesce((SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s
                      WHERE s <= (e.started_at AT TIME ZONE %(tz)s)::time),
                     (SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s)) AS shift

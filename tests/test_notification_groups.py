@@ -230,3 +230,27 @@ def test_the_demo_shows_a_grouped_notification(notify_db, settings):
     assert grouped, "no grouped notification in the demo"
     n = grouped[0]
     assert n.workflow_id is None and n.subject.startswith(f"{len(n.details['workflow_ids'])} workflows paused in ")
+
+
+def test_a_groups_acknowledgement_counts_under_its_aisle_in_the_analytics(quiet):
+    from console.analytics.selectors import analytics
+    from tests.test_analytics import stat
+
+    pause(quiet, 3, aisle_no=3)
+    t0 = timezone.now()
+    evaluate_notifications(now=t0)
+    n = Notification.objects.get()
+    assert (n.workflow_id, n.aisle) == (None, "A03")
+    notification_acknowledge(notification_id=n.pk, user=make_user("lena", SHIFT_LEAD))
+    report = analytics(now=timezone.now() + timedelta(minutes=1))
+    assert stat(report, "acknowledge", 7, "aisle", "A03")[:2] == (1, 0)
+
+
+def test_each_members_case_file_shows_its_group(quiet, client):
+    ids = pause(quiet, 2)
+    evaluate_notifications()
+    client.force_login(make_user("lena", SHIFT_LEAD))
+    for wid in ids:
+        case = client.get(f"/workflows/{wid}/case-file.json").json()
+        (event,) = [e for e in case["events"] if e["kind"] == "notification"]
+        assert event["details"]["dedup_key"] == KEY and event["details"]["group_members"] == ids

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import pytest
 from django.db import connection
 
 from console.models import Notification, NotificationDelivery
@@ -82,3 +83,13 @@ def test_without_once_it_says_how_and_does_nothing(notify_db):
     result = notify()
     assert result.returncode != 0 and "--once" in result.stderr
     assert Notification.objects.count() == 0
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "3601"])
+def test_a_bad_group_wait_stops_the_program_naming_it(value):
+    from tests.test_configuration import _manage
+
+    result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy", WCS_CALLBACK_TOKEN="t" * 24,
+                     NOTIFY_GROUP_WAIT_SECONDS=value)
+    assert result.returncode != 0
+    assert "NOTIFY_GROUP_WAIT_SECONDS" in result.stderr and "ImproperlyConfigured" in result.stderr

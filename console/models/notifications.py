@@ -69,6 +69,11 @@ class Notification(models.Model):
     def __str__(self):
         return f"{self.event} {self.dedup_key} ({self.state})"
 
+    @property
+    def silenced(self) -> bool:
+        """Held back by a silence: recorded and listed, neither sent nor escalated."""
+        return self.silenced_by_id is not None
+
 
 class NotificationAcknowledgement(models.Model):
     """Who acknowledged a notification and when. Never updated, never deleted."""
