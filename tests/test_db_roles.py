@@ -105,6 +105,9 @@ REFUSED = [
     "DELETE FROM console_rolechangeaudit",
     "TRUNCATE console_rolechangeaudit",
     "ALTER TABLE console_rolechangeaudit DISABLE TRIGGER ALL",
+    "UPDATE console_silence SET comment = ''",
+    "DELETE FROM console_silenceending",
+    "ALTER TABLE console_silence DISABLE TRIGGER ALL",
     "CREATE TABLE public.sneaky (id int)",
 ]
 
