@@ -248,12 +248,21 @@ def test_the_handover_lists_the_silences_in_force_in_the_shift(client, personas,
 
 
 def test_the_silence_page_speaks_chinese(client, personas, floor):
-    silence(personas["shiftlead"])
+    from tests.test_languages_notifications import format_filter_words
+    from tests.visible_text import english_left
+
+    s = silence(personas["shiftlead"])
+    ended = silence(personas["shiftlead"], aisle="A02")
+    silence_end(silence_id=ended.pk, user=personas["shiftlead"])
     client.force_login(personas["shiftlead"])
+    allow = {"shiftlead", "shuttle", "maintenance"} | format_filter_words()  # user name, the comment
     html = client.get(URL, headers={"Accept-Language": "zh-Hans"}).content.decode()
-    assert "静默" in html and "New silence" not in html and "In force or planned" not in html
-    response = client.post(URL, form(comment=""), headers={"Accept-Language": "zh-Hans"})
-    assert response.status_code == 400 and "Nothing was recorded" not in response.content.decode()
+    assert "新建静默" in html and f"结束静默 {s.pk}" in html and "由 shiftlead 于" in html
+    assert english_left(html, allow=allow) == []
+    response = client.post(URL, form(comment="", ends_at=""), headers={"Accept-Language": "zh-Hans"})
+    html = response.content.decode()
+    assert response.status_code == 400 and "未记录任何内容" in html
+    assert english_left(html, allow=allow | {"comment", "ends_at"}) == []  # the fields are named
 
 
 @pytest.mark.parametrize("sql", [

@@ -57,7 +57,7 @@ class SilenceForm(SafeInputForm):
     reason = forms.CharField(required=False, max_length=200, strip=True, label=gettext_lazy("Reason code"),
                              help_text=gettext_lazy("blank: any reason"))
     aisle = forms.CharField(required=False, max_length=64, strip=True, label=gettext_lazy("Aisle"),
-                            help_text=gettext_lazy("blank: any aisle; other: codes not split"))
+                            help_text=gettext_lazy("blank: any aisle"))
     starts_at = forms.DateTimeField(required=False, label=gettext_lazy("Starts"), widget=LOCAL_TIME,
                                     help_text=gettext_lazy("blank: now"))
     ends_at = forms.DateTimeField(label=gettext_lazy("Ends"), widget=LOCAL_TIME,
