@@ -254,3 +254,17 @@ def test_each_members_case_file_shows_its_group(quiet, client):
         case = client.get(f"/workflows/{wid}/case-file.json").json()
         (event,) = [e for e in case["events"] if e["kind"] == "notification"]
         assert event["details"]["dedup_key"] == KEY and event["details"]["group_members"] == ids
+
+
+def test_the_notifications_page_names_a_groups_workflows(quiet, client, settings):
+    from console.notifications.messages import SHOWN_MEMBERS
+
+    ids = pause(quiet, SHOWN_MEMBERS + 2)
+    evaluate_notifications()
+    client.force_login(make_user("otto", "operator"))
+    html = client.get("/notifications/").content.decode()
+    assert f"{SHOWN_MEMBERS + 2} workflows paused in aisle A01" in html
+    assert all(f'href="/workflows/{wid}/">#{wid}</a>' in html for wid in ids[:SHOWN_MEMBERS])
+    assert f'href="/workflows/{ids[-1]}/"' not in html and "and 2 more" in html
+    zh = client.get("/notifications/", headers={"Accept-Language": "zh-Hans"}).content.decode()
+    assert "以及另外 2 个" in zh

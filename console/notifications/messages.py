@@ -7,6 +7,7 @@ the stored `subject` and `body` columns are the English record (and what the log
 
 from django.utils.translation import gettext as _
 
+from console.notifications import groups
 from console.notifications.events import EVENTS, EventSpec
 
 CONTEXT_KEY = "message_context"
@@ -42,12 +43,18 @@ def notification_explanation(notification) -> str:
     return _rendered(EventSpec.render_body, notification, notification.body)
 
 
+SHOWN_MEMBERS = 20  # a group's row links this many of its workflows
+
+
 def with_texts(notifications):
     """Each notification with `display_subject` and `display_explanation` in the active language
-    (the stored `subject` and `body` are the English record); returns the same list."""
+    (the stored `subject` and `body` are the English record), and a group's first members
+    (`shown_members`, `more_members`); returns the same list."""
     for n in notifications:
         n.display_subject = notification_subject(n)
         n.display_explanation = notification_explanation(n)
+        members = groups.members(n)
+        n.shown_members, n.more_members = members[:SHOWN_MEMBERS], max(0, len(members) - SHOWN_MEMBERS)
     return notifications
 
 
