@@ -1,10 +1,13 @@
 """The periodic evaluator: open, update, resolve and escalate notifications from current state.
 
 One call is one evaluation (a plain function a test can call). It runs in one transaction
-under an advisory lock: it reads what is wrong now (`current_causes`), opens a notification
-for each new dedup key together with its pending deliveries (the outbox), updates the
-unresolved ones whose cause persists, resolves those whose cause is gone, and escalates those
-left unacknowledged for ESCALATE_AFTER_MINUTES. It never sends anything itself.
+under an advisory lock: it reads what is wrong now (`current_causes`: every event spec's
+reader, grouping events merged per reason and aisle by groups.py), opens a notification for
+each new dedup key together with its pending deliveries (the outbox; a group's due after
+NOTIFY_GROUP_WAIT_SECONDS), updates the unresolved ones whose cause persists (a group takes its
+new members), holds back or releases those a silence matches (silences.py), resolves those whose
+cause is gone, and escalates those left unacknowledged for ESCALATE_AFTER_MINUTES after their
+messages were released. It never sends anything itself (docs/architecture.md §12).
 """
 
 import logging
