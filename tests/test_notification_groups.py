@@ -207,11 +207,12 @@ def test_a_very_long_reason_still_makes_a_key_and_a_link_that_fit(quiet):
 
 
 def test_the_handover_lists_the_group(quiet, client):
-    pause(quiet, 3)
+    ids = pause(quiet, 3)
     evaluate_notifications()
     client.force_login(make_user("lena", SHIFT_LEAD))
     html = client.get("/handover/").content.decode()
     assert "3 workflows paused in aisle A01: RECOVERY_JOB_MISSING" in html
+    assert all(f'href="/workflows/{wid}/">#{wid}</a>' in html for wid in ids)  # its members, linked
     zh = client.get("/handover/", headers={"Accept-Language": "zh-Hans"}).content.decode()
     assert "3 workflows paused" not in zh and "A01" in zh
 
