@@ -269,3 +269,16 @@ def test_the_notifications_page_names_a_groups_workflows(quiet, client, settings
     assert f'href="/workflows/{ids[-1]}/"' not in html and "and 2 more" in html
     zh = client.get("/notifications/", headers={"Accept-Language": "zh-Hans"}).content.decode()
     assert "以及另外 2 个" in zh
+
+
+def test_the_paused_list_filters_by_aisle_and_refuses_a_hostile_one(quiet, client):
+    a01 = pause(quiet, 2)
+    a02 = pause(quiet, 1, aisle_no=2)
+    odd = pause(quiet, 1, aisle_no=3)
+    TidyWorkflow.objects.get(pk=odd[0]).steps.update(cargo_space_id="DOCK-7")
+    client.force_login(make_user("otto", "operator"))
+    for aisle, expected in (("A01", a01), ("A02", a02), ("other", odd), ("A99", [])):
+        page = client.get("/paused/", {"aisle": aisle}).context["page"]
+        assert ([r.workflow_id for r in page.rows], page.total_matching) == (expected, len(expected))
+    response = client.get("/paused/", {"aisle": "A01\x00"})
+    assert response.status_code == 400 and "aisle" in response.content.decode()

@@ -290,3 +290,13 @@ def test_the_system_checks_report_a_disabled_silence_trigger(floor):
         (error,) = check_silences_are_append_only(databases=["default"])
         assert error.id == "console.E130" and "no_update_delete" in error.msg
         transaction.set_rollback(True)
+
+
+def test_ending_a_silence_that_is_over_is_refused_and_records_nothing(client, personas, floor):
+    over = silence(personas["shiftlead"], start=timezone.now() - timedelta(hours=3), hours=1)
+    client.force_login(personas["shiftlead"])
+    response = client.post(f"{URL}{over.pk}/end")
+    assert response.status_code == 409 and f"Silence {over.pk} is already over." in response.content.decode()
+    assert SilenceEnding.objects.count() == 0
+    assert client.post(f"{URL}{10**30}/end").status_code == 404
+    assert client.get(URL, {"created": "x" * 50}).status_code == 200  # a hand-made banner value is ignored
