@@ -282,3 +282,15 @@ def test_the_paused_list_filters_by_aisle_and_refuses_a_hostile_one(quiet, clien
         assert ([r.workflow_id for r in page.rows], page.total_matching) == (expected, len(expected))
     response = client.get("/paused/", {"aisle": "A01\x00"})
     assert response.status_code == 400 and "aisle" in response.content.decode()
+
+
+def test_the_webhook_names_at_most_fifty_members_and_counts_them_all(quiet, webhook_receiver):
+    from recovery.models import TidyStep
+
+    ids = pause(quiet, 50) + pause(quiet, 5, aisle_no=2)
+    TidyStep.objects.filter(workflow_id__in=ids).update(cargo_space_id="A01-01-01")  # all 55 in aisle A01
+    t0 = timezone.now()
+    evaluate_notifications(now=t0)
+    assert deliver_pending(now=t0 + timedelta(seconds=30)).sent == 1
+    (hook,) = [r.json() for r in webhook_receiver.requests]
+    assert (hook["dedup_key"], hook["count"], hook["workflow_ids"], hook["workflow_id"]) == (KEY, 55, ids[:50], None)
