@@ -247,14 +247,18 @@ def test_a_groups_acknowledgement_counts_under_its_aisle_in_the_analytics(quiet)
     assert stat(report, "acknowledge", 7, "aisle", "A03")[:2] == (1, 0)
 
 
-def test_each_members_case_file_shows_its_group(quiet, client):
+def test_each_members_case_file_shows_its_group_and_the_groups_acknowledgement(quiet, client):
     ids = pause(quiet, 2)
     evaluate_notifications()
-    client.force_login(make_user("lena", SHIFT_LEAD))
+    lead = make_user("lena", SHIFT_LEAD)
+    notification_acknowledge(notification_id=Notification.objects.get().pk, user=lead)
+    client.force_login(lead)
     for wid in ids:
         case = client.get(f"/workflows/{wid}/case-file.json").json()
         (event,) = [e for e in case["events"] if e["kind"] == "notification"]
         assert event["details"]["dedup_key"] == KEY and event["details"]["group_members"] == ids
+        (ack,) = [e for e in case["events"] if e["kind"] == "acknowledged"]
+        assert ack["actor"] == "lena"
 
 
 def test_the_notifications_page_names_a_groups_workflows(quiet, client, settings):
