@@ -174,6 +174,8 @@ def test_a_shift_lead_creates_and_ends_a_silence_and_both_are_recorded(client, p
     ({"aisle": "A" * 65}, "aisle"),
     ({"reason": "R\x00"}, "reason"),
     ({"starts_at": "tomorrow"}, "starts_at"),
+    ({"ends_at": "2026-13-45T99:99"}, "ends_at"),
+    ({"starts_at": "0001-01-01T00:00", "ends_at": "0001-01-02T00:00"}, "ends_at"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_nothing_is_stored(client, personas, floor, changes, field):
     client.force_login(personas["shiftlead"])
@@ -300,3 +302,12 @@ def test_ending_a_silence_that_is_over_is_refused_and_records_nothing(client, pe
     assert SilenceEnding.objects.count() == 0
     assert client.post(f"{URL}{10**30}/end").status_code == 404
     assert client.get(URL, {"created": "x" * 50}).status_code == 200  # a hand-made banner value is ignored
+
+
+def test_a_silence_at_the_end_of_the_calendar_is_stored_not_a_500(client, personas, floor):
+    client.force_login(personas["shiftlead"])
+    response = client.post(URL, form(starts_at="9999-12-31T20:00", ends_at="9999-12-31T23:00"))
+    assert response.status_code == 303 and Silence.objects.count() == 1
+    assert client.get(URL).status_code == 200
+    client.force_login(personas["operator"])
+    assert client.get("/handover/").status_code == 200

@@ -92,7 +92,7 @@ def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: date
     """Record a silence (append-only). The next evaluation holds back what it matches."""
     if not comment.strip():
         raise NotificationError(_("A silence needs a comment."))
-    if not starts_at < ends_at <= starts_at + MAX_SILENCE:
+    if not (starts_at < ends_at and ends_at - starts_at <= MAX_SILENCE):  # (no date arithmetic near year 9999)
         raise NotificationError(_("A silence ends after its start and at most 7 days later."))
     silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at, ends_at=ends_at,
                                      comment=comment.strip(), created_by=user, username=user.get_username())
