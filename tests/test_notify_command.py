@@ -19,13 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _test_database_url() -> str:
     """The URL of the database this test run uses (its test database), for a child process."""
-    s = connection.settings_dict
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
-    host = s["HOST"] or "localhost"
-    netloc = f"{auth}@{host}" + (f":{s['PORT']}" if s["PORT"] else "")
-    query = f"host={s['HOST']}" if s["HOST"].startswith("/") else ""
-    return urlunsplit(("postgresql", netloc if not s["HOST"].startswith("/") else f"{auth}@", "/" + s["NAME"],
-                       query, ""))
+    parts = urlsplit(os.environ.get("DATABASE_URL") or os.environ["EMBEDDED_DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + connection.settings_dict["NAME"]))
 
 
 def notify(*args, database_url: str | None = None, **env) -> subprocess.CompletedProcess:
