@@ -16,7 +16,11 @@ class ConsoleConfig(AppConfig):
         from console import languages  # noqa: F401
         from console.cordons.checks import check_cordon_lifts_are_append_only, check_cordons_are_append_only
         from console.notes.checks import check_notes_are_append_only
-        from console.notifications.checks import check_acknowledgements_are_append_only
+        from console.notifications.checks import (
+            check_acknowledgements_are_append_only,
+            check_silence_endings_are_append_only,
+            check_silences_are_append_only,
+        )
         from console.repair import signals  # noqa: F401
         from console.repair.checks import check_audit_is_append_only
         from console.security import checks, role_audit, terminals, throttling  # noqa: F401
@@ -26,6 +30,8 @@ class ConsoleConfig(AppConfig):
         register(check_notes_are_append_only, Tags.database)
         register(check_cordons_are_append_only, Tags.database)
         register(check_cordon_lifts_are_append_only, Tags.database)
+        register(check_silences_are_append_only, Tags.database)
+        register(check_silence_endings_are_append_only, Tags.database)
 
 
 class ConsoleAdminConfig(admin_apps.AdminConfig):

@@ -98,6 +98,25 @@ GROUP BY w.pause_reason, w.origin
 """
 
 WHERE_REASON = "AND w.pause_reason = %(reason)s"
+# An aisle: the current step's source is one of %(aisle_spaces)s, the paused sources whose code
+# SPACE_CODE_PATTERN puts in that aisle (console.readers.paused.aisle_spaces computes them).
+WHERE_AISLE = """AND (SELECT st.cargo_space_id
+          FROM alg.tidy_step AS st
+          WHERE st.workflow_id = w.workflow_id              -- tidy_step_workflow_step_no_key
+            AND st.status IS DISTINCT FROM 'COMPLETED'
+          ORDER BY st.step_no
+          LIMIT 1) = ANY(%(aisle_spaces)s::text[])"""
+# The distinct current-step sources of the paused workflows (what an aisle filter chooses from).
+PAUSED_SOURCES = """
+SELECT DISTINCT (SELECT st.cargo_space_id
+                 FROM alg.tidy_step AS st
+                 WHERE st.workflow_id = w.workflow_id       -- tidy_step_workflow_step_no_key
+                   AND st.status IS DISTINCT FROM 'COMPLETED'
+                 ORDER BY st.step_no
+                 LIMIT 1) AS source
+FROM alg.tidy_workflow AS w
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_status_idx (status, updated_at)
+"""
 WHERE_ORIGIN = "AND w.origin = %(origin)s"
 WHERE_PAUSED_BEFORE = "AND w.updated_at <= %(paused_before)s"
 WHERE_PAUSED_AFTER = "AND w.updated_at > %(paused_after)s"
@@ -204,6 +223,41 @@ WHERE tgrelid = 'console_repairaudit'::regclass
 # schedules never evaluate at once (the partial unique index is the last line of defence).
 # Parameter: %(key)s, the lock key of console.notifications.evaluate.
 TRY_EVALUATOR_LOCK = "SELECT pg_try_advisory_xact_lock(%(key)s)"
+
+# Every paused workflow with its reason, when it paused and the source of its current step (the
+# first one not completed, as the paused list shows it): the aisle its notifications group under.
+NOTIFY_PAUSED_WORKFLOWS = """
+SELECT w.workflow_id,
+       w.pause_reason,
+       w.updated_at,
+       (SELECT st.cargo_space_id
+        FROM alg.tidy_step AS st
+        WHERE st.workflow_id = w.workflow_id                -- tidy_step_workflow_step_no_key
+          AND st.status IS DISTINCT FROM 'COMPLETED'
+        ORDER BY st.step_no
+        LIMIT 1) AS source
+FROM alg.tidy_workflow AS w
+WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_status_idx (status, updated_at)
+ORDER BY w.workflow_id
+"""
+
+# The enabled user triggers on the silence tables (their append-only checks).
+SILENCE_TABLE_EXISTS = "SELECT to_regclass('console_silence') IS NOT NULL"
+SILENCE_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_silence')
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
+SILENCE_ENDING_TABLE_EXISTS = "SELECT to_regclass('console_silenceending') IS NOT NULL"
+SILENCE_ENDING_TRIGGERS = """
+SELECT tgname
+FROM pg_trigger
+WHERE tgrelid = to_regclass('console_silenceending')
+  AND NOT tgisinternal
+  AND tgenabled <> 'D'
+"""
 
 # The enabled user triggers on the acknowledgement table (the append-only check).
 ACKNOWLEDGEMENT_TABLE_EXISTS = "SELECT to_regclass('console_notificationacknowledgement') IS NOT NULL"
@@ -829,7 +883,8 @@ GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
 # workflow's completion, its cancellation; a workflow cannot pause again before it resumed, so the
 # first end after a pause is that pause's own. A notification is counted under its own reason code;
 # its aisle is that of the step the workflow's latest pause before it named, else of its first step;
-# a notification without a workflow (recovery stale, backlog) has no space.
+# a notification without a workflow (recovery stale, backlog) has no space; a group of workflows
+# (paused, stalled per reason and aisle) counts under the aisle it keeps.
 # The aisle of a space is computed in Python (SPACE_CODE_PATTERN is a Python expression) and given
 # as %(spaces)s / %(aisles)s; the shift is the latest of %(shift_starts)s (warehouse clock times,
 # %(tz)s) at or before the start, else the day's last. Parameters also: %(since)s (the earliest
@@ -840,7 +895,8 @@ WITH episodes AS (
            d.decided_at AS started_at,
            extract(epoch FROM ends.ended_at - d.decided_at)::float8 AS seconds,
            d.reason AS reason,
-           st.cargo_space_id AS space
+           st.cargo_space_id AS space,
+           NULL::text AS aisle
     FROM recovery_recoverydecision AS d
     JOIN alg.tidy_workflow AS w
         ON w.workflow_id = d.workflow_id                       -- tidy_workflow_pkey
@@ -889,7 +945,8 @@ WITH episodes AS (
                      FROM alg.tidy_step AS fs
                      WHERE fs.workflow_id = n.workflow_id      -- tidy_step_workflow_step_no_key
                      ORDER BY fs.step_no
-                     LIMIT 1))
+                     LIMIT 1)),
+           nullif(n.aisle, '')                                 -- a group's own aisle (workflow_id NULL)
     FROM console_notification AS n
     LEFT JOIN console_notificationacknowledgement AS a
         ON a.notification_id = n.id                            -- its unique notification_id
@@ -897,7 +954,8 @@ WITH episodes AS (
       AND n.opened_at <= %(now)s                               -- the window's rows
 ), placed AS (
     SELECT e.metric, e.started_at, e.seconds, coalesce(e.reason, '') AS reason,
-           CASE WHEN e.space IS NULL THEN '' ELSE coalesce(m.aisle, 'other') END AS aisle,
+           CASE WHEN e.aisle IS NOT NULL THEN e.aisle
+                WHEN e.space IS NULL THEN '' ELSE coalesce(m.aisle, 'other') END AS aisle,
            coalesce((SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s
                      WHERE s <= (e.started_at AT TIME ZONE %(tz)s)::time),
                     (SELECT max(s) FROM unnest(%(shift_starts)s::time[]) AS s)) AS shift

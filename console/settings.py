@@ -207,6 +207,9 @@ NOTIFY_WEBHOOK_TIMEOUT_MS = env_int("NOTIFY_WEBHOOK_TIMEOUT_MS", 5000, minimum=1
 NOTIFY_PAUSED_TOO_LONG_MINUTES = env_int("NOTIFY_PAUSED_TOO_LONG_MINUTES", 30, minimum=1)
 NOTIFY_PROPOSAL_WAITING_MINUTES = env_int("NOTIFY_PROPOSAL_WAITING_MINUTES", 10, minimum=1)
 NOTIFY_BACKLOG_WINDOW_MINUTES = env_int("NOTIFY_BACKLOG_WINDOW_MINUTES", 15, minimum=1, maximum=60)
+# A group's first message (paused, paused too long, stalled per reason and aisle) waits this long
+# after its first member, so a burst goes out as one message (docs/architecture.md §12).
+NOTIFY_GROUP_WAIT_SECONDS = env_int("NOTIFY_GROUP_WAIT_SECONDS", 30, minimum=0, maximum=3600)
 # Failed deliveries are retried after base, 2 x base, 4 x base ... seconds, never more than max.
 NOTIFY_RETRY_BASE_SECONDS = env_int("NOTIFY_RETRY_BASE_SECONDS", 30, minimum=1)
 NOTIFY_RETRY_MAX_SECONDS = env_int("NOTIFY_RETRY_MAX_SECONDS", 1800, minimum=1)

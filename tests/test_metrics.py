@@ -196,7 +196,8 @@ def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional
 
 
 def test_open_notifications_are_counted_per_event_every_event_included(wms, client):
-    from console.models import Event, Notification
+    from console.models import Notification
+    from console.notifications.events import Event
 
     now = timezone.now()
 

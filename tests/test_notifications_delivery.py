@@ -19,6 +19,13 @@ from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import WebhookReceiver, free_port, recovery_is_fresh
 
 
+@pytest.fixture(autouse=True)
+def no_group_wait(settings):
+    """These tests are about delivery: a group's first message is due at once here
+    (tests/test_notification_groups.py tests the wait)."""
+    settings.NOTIFY_GROUP_WAIT_SECONDS = 0
+
+
 @pytest.fixture
 def one_pause(notify_db, settings):
     """One paused workflow and a fresh recovery: exactly one notification opens."""
@@ -39,9 +46,12 @@ def test_it_mails_the_notification_to_the_configured_recipients(one_pause, smtp_
     assert mail.subject == f"Workflow {wid} paused: RECOVERY_JOB_MISSING"
     assert mail.rcpt_tos == ["floor@warehouse.example", "ops@warehouse.example"]
     assert mail.mail_from == "console@warehouse.example"
-    assert mail.message["X-Tidy-Dedup-Key"] == f"paused:{wid}"
+    assert mail.message["X-Tidy-Dedup-Key"] == "paused:RECOVERY_JOB_MISSING:A01"
     text = mail.message.get_payload()
-    assert f"http://127.0.0.1:8000/workflows/{wid}/" in text and "/notifications/" in text
+    query = "?reason=RECOVERY_JOB_MISSING&aisle=A01"
+    assert f"Open: http://127.0.0.1:8000/paused/{query}" in text and "/notifications/" in text
+    assert f"Re-check them together: http://127.0.0.1:8000/repair/batch/{query}" in text
+    assert f"Workflows (1): {wid}" in text
 
     (d,) = NotificationDelivery.objects.all()
     assert (d.channel, d.state, d.attempts) == ("email", "sent", 1)
@@ -61,11 +71,14 @@ def test_the_webhook_gets_exactly_the_contract_fields_and_is_journaled(one_pause
     payload = req.json()
     assert list(payload) == list(WEBHOOK_FIELDS)
     assert set(payload) == {"event", "severity", "subject", "workflow_id", "reason", "age_seconds", "url",
-                            "dedup_key", "sent_at"}
-    assert {k: payload[k] for k in ("event", "severity", "subject", "workflow_id", "reason", "url", "dedup_key")} == {
+                            "dedup_key", "sent_at", "group_key", "count", "workflow_ids"}
+    key = "paused:RECOVERY_JOB_MISSING:A01"
+    assert {k: payload[k] for k in ("event", "severity", "subject", "workflow_id", "reason", "url", "dedup_key",
+                                    "group_key", "count", "workflow_ids")} == {
         "event": "paused", "severity": "warning", "subject": f"Workflow {wid} paused: RECOVERY_JOB_MISSING",
-        "workflow_id": wid, "reason": "RECOVERY_JOB_MISSING", "url": f"https://console.warehouse.example/workflows/{wid}/",
-        "dedup_key": f"paused:{wid}"}
+        "workflow_id": wid, "reason": "RECOVERY_JOB_MISSING",
+        "url": "https://console.warehouse.example/paused/?reason=RECOVERY_JOB_MISSING&aisle=A01",
+        "dedup_key": key, "group_key": key, "count": 1, "workflow_ids": [wid]}
     assert isinstance(payload["age_seconds"], int) and payload["age_seconds"] >= 0
     assert timezone.datetime.fromisoformat(payload["sent_at"]) >= before
 
@@ -107,7 +120,7 @@ def test_a_receiver_that_is_down_gets_retries_with_backoff_and_nothing_is_lost(o
     assert (d.state, d.attempts, d.sent_at) == ("sent", 4, t0 + timedelta(seconds=210))
     assert [a.ok for a in d.attempt_rows.all()] == [False, False, False, True]
     assert len(receiver.requests) == 2
-    assert receiver.requests[-1].json()["dedup_key"] == f"paused:{one_pause.workflow_id}"
+    assert receiver.requests[-1].json()["workflow_ids"] == [one_pause.workflow_id]
     # Every attempt is in the outbound journal, the failed ones with their error.
     assert list(OutboundHttpRequest.objects.order_by("id").values_list("status", flat=True)) == [None, None, 503, 200]
 
@@ -139,7 +152,7 @@ def test_an_unacknowledged_notification_escalates_once_to_shift_leads(one_pause,
         user = make_user(name, SHIFT_LEAD if name != "otto" else "operator")
         user.email = email
         user.save()
-    key = f"paused:{one_pause.workflow_id}"
+    key = "paused:RECOVERY_JOB_MISSING:A01"
     t0 = timezone.now()
     evaluate_notifications(now=t0)
     deliver_pending(now=t0)
@@ -248,7 +261,7 @@ def test_a_delivery_that_raises_is_a_failed_attempt_with_backoff_and_the_run_goe
     first = notify_db.build("paused")
     evaluate_notifications()
     settings.NOTIFY_EMAIL_TO = ["floor@warehouse.example"]
-    second = notify_db.build("paused")
+    second = notify_db.build("paused", reason="RECOVERY_JOB_MISMATCH")  # its own group
     evaluate_notifications()
     t0 = timezone.now()
 
@@ -261,7 +274,7 @@ def test_a_delivery_that_raises_is_a_failed_attempt_with_backoff_and_the_run_goe
     assert [(a.ok, a.error) for a in bad.attempt_rows.all()] == [(False, bad.last_error)]
     assert first_hook.state == "sent"
     assert [m.rcpt_tos for m in smtp_server.messages] == [["floor@warehouse.example"]]
-    assert smtp_server.messages[0].subject == f"Workflow {second.workflow_id} paused: RECOVERY_JOB_MISSING"
+    assert smtp_server.messages[0].subject == f"Workflow {second.workflow_id} paused: RECOVERY_JOB_MISMATCH"
     assert [r.json()["workflow_id"] for r in webhook_receiver.requests] == [first.workflow_id, second.workflow_id]
 
     assert deliver_pending(now=t0 + timedelta(seconds=29)).failed == 0  # not due yet
@@ -291,7 +304,7 @@ def test_a_delivery_whose_database_connection_dies_is_recorded_as_failed_and_the
     receiver = WebhookReceiver()
     settings.NOTIFY_WEBHOOK_URL = receiver.url
     try:
-        first, second = notify_db.build("paused"), notify_db.build("paused")
+        first, second = notify_db.build("paused"), notify_db.build("paused", reason="RECOVERY_JOB_MISMATCH")
         evaluate_notifications()
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")

@@ -8,8 +8,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from console.models import CancelProposal, Event, Notification, NotificationDelivery, NotificationThreshold
+from console.models import CancelProposal, Notification, NotificationDelivery, NotificationThreshold
 from console.notifications.evaluate import evaluate_notifications
+from console.notifications.events import Event
+from console.notifications.groups import group_key
 from console.notifications.selectors import open_notification_counts
 from console.readers.stalled import stalled_workflows
 from recovery.models import MydoJob, MydoJobFinish, RecoveryCycle, TidyWorkflow, tidy_job_id
@@ -40,14 +42,15 @@ def finish_job(job_id):
 def paused(wms):
     built = wms.build("paused")
     recovery_is_fresh()
-    return {"paused": f"paused:{built.workflow_id}"}, lambda: cancel(built.workflow_id)
+    return {"paused": "paused:RECOVERY_JOB_MISSING:A01"}, lambda: cancel(built.workflow_id)
 
 
 def paused_too_long(wms):
     built = wms.build("paused", age_minutes=45)  # the default threshold is 30 min
     recovery_is_fresh()
     wid = built.workflow_id
-    return {"paused": f"paused:{wid}", "paused_too_long": f"paused_too_long:{wid}"}, lambda: cancel(wid)
+    return ({"paused": "paused:RECOVERY_JOB_MISSING:A01",
+             "paused_too_long": "paused_too_long:RECOVERY_JOB_MISSING:A01"}, lambda: cancel(wid))
 
 
 def stalled(wms):
@@ -55,7 +58,7 @@ def stalled(wms):
     job = age_job(built, 20)  # STALLED_AFTER_MINUTES defaults to 15
     recovery_is_fresh()
     # The job moves on (status 3, updated now): no longer stalled.
-    return {"stalled": f"stalled:{built.workflow_id}"}, lambda: MydoJob.objects.filter(job_id=job).update(
+    return {"stalled": "stalled:job status 2:A01"}, lambda: MydoJob.objects.filter(job_id=job).update(
         status=3, updated_at=timezone.now())
 
 
@@ -73,7 +76,7 @@ def proposal_waiting(wms):
                                       reason_text="tray taken off the rack by hand", fingerprint="f", evidence={},
                                       idempotency_key="k1")
     CancelProposal.objects.filter(pk=p.pk).update(proposed_at=timezone.now() - timedelta(minutes=11))
-    return ({"paused": f"paused:{built.workflow_id}", "proposal_waiting": f"proposal_waiting:{p.pk}"},
+    return ({"paused": "paused:RECOVERY_JOB_MISSING:A01", "proposal_waiting": f"proposal_waiting:{p.pk}"},
             lambda: CancelProposal.objects.filter(pk=p.pk).update(status="REJECTED"))
 
 
@@ -137,11 +140,13 @@ def test_a_threshold_per_reason_code_decides_paused_too_long(notify_db):
     NotificationThreshold.objects.create(reason_code="RECOVERY_JOB_MISSING", paused_too_long_minutes=60)
     NotificationThreshold.objects.create(reason_code="RECOVERY_JOB_MISMATCH", paused_too_long_minutes=40)
     evaluate_notifications()
-    assert set(Notification.objects.filter(event="paused_too_long").values_list("dedup_key", flat=True)) == {
-        f"paused_too_long:{other.workflow_id}"}
+    assert list(Notification.objects.filter(event="paused_too_long").values_list("dedup_key", "details__workflow_ids")
+                ) == [("paused_too_long:RECOVERY_JOB_MISMATCH:A01", [other.workflow_id])]
     evaluate_notifications(now=timezone.now() + timedelta(minutes=16))
     assert set(Notification.objects.filter(event="paused_too_long").values_list("dedup_key", flat=True)) == {
-        f"paused_too_long:{other.workflow_id}", f"paused_too_long:{slow.workflow_id}"}
+        "paused_too_long:RECOVERY_JOB_MISMATCH:A01", "paused_too_long:RECOVERY_JOB_MISSING:A01"}
+    assert Notification.objects.get(dedup_key="paused_too_long:RECOVERY_JOB_MISSING:A01").workflow_id == (
+        slow.workflow_id)
 
 
 def test_the_database_refuses_a_second_unresolved_notification_for_a_key(notify_db):
@@ -163,7 +168,7 @@ def test_an_acknowledged_notification_absorbs_repeats_until_its_cause_resolves(n
     assert evaluate_notifications().opened == []
     assert Notification.objects.filter(event="paused").count() == 1
     cancel(built.workflow_id)
-    assert evaluate_notifications().resolved == [f"paused:{built.workflow_id}"]
+    assert evaluate_notifications().resolved == ["paused:RECOVERY_JOB_MISSING:A01"]
 
 
 def test_stalled_workflows_lists_only_active_ones_with_an_unchanged_job_of_status_1_to_3(notify_db):
@@ -184,7 +189,7 @@ def test_stalled_workflows_lists_only_active_ones_with_an_unchanged_job_of_statu
 def test_open_counts_cover_every_event(notify_db):
     assert open_notification_counts() == dict.fromkeys(Event.values, 0)
     notify_db.build("paused")
-    notify_db.build("paused")
+    notify_db.build("paused", reason="RECOVERY_JOB_MISMATCH")  # two reasons: two groups
     evaluate_notifications()  # no cycle yet: recovery is stale too
     counts = open_notification_counts()
     assert counts == {**dict.fromkeys(Event.values, 0), "paused": 2, "recovery_stale": 1}
@@ -198,8 +203,10 @@ def test_a_pause_reason_longer_than_a_notification_keeps_does_not_stop_the_evalu
     settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
     recovery_is_fresh()
     long = notify_db.build("paused", reason="VENDOR_" + "X" * 493)
-    clean = notify_db.build("paused")
+    notify_db.build("paused")
     report = evaluate_notifications()
-    assert sorted(report.opened) == sorted([f"paused:{long.workflow_id}", f"paused:{clean.workflow_id}"])
+    assert sorted(report.opened) == sorted([group_key("paused", ("VENDOR_" + "X" * 493)[:200], "A01"),
+                                            "paused:RECOVERY_JOB_MISSING:A01"])
+    assert all(len(key) <= 200 for key in report.opened)
     assert Notification.objects.get(workflow_id=long.workflow_id).reason == ("VENDOR_" + "X" * 493)[:200]
     assert evaluate_notifications().opened == []  # the same cause, not a new one each minute

@@ -14,7 +14,14 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from console import console_sql
-from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
+from console.models import (
+    CancelProposal,
+    Notification,
+    NotificationAcknowledgement,
+    RepairAudit,
+    Silence,
+    WorkflowNote,
+)
 from console.notifications.messages import with_texts
 from console.readers import PAGE_SIZE, Cursor, fetch_dicts, keyset_window
 from console.readers.shifts import Shift
@@ -208,9 +215,10 @@ class OpenPause:
 # (longest waiting first), with "and M more" linking to the section's own pages. A flood (20,000
 # notes in one shift) therefore never makes the page larger than a few hundred kilobytes; the CSV
 # export stays complete and streams (handover_export).
-SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notifications", "acknowledgements", "notes")
+SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notifications", "acknowledgements",
+            "silences", "notes")
 # Sections about the shift, whose newest rows the page shows; the others are about now.
-SHIFT_SECTIONS = frozenset({"paused", "repairs", "notifications", "acknowledgements", "notes"})
+SHIFT_SECTIONS = frozenset({"paused", "repairs", "notifications", "acknowledgements", "silences", "notes"})
 SECTION_PAGE_ROWS = 200
 
 
@@ -226,6 +234,7 @@ class Handover:
     notes: list  # WorkflowNote rows written in the shift
     notifications: list  # Notification rows opened in the shift
     acknowledgements: list  # NotificationAcknowledgement rows recorded in the shift
+    silences: list  # Silence rows in force at some time in the shift
     totals: dict[str, int] = field(default_factory=dict)  # rows of each section in all, shown or not
     section: str | None = None  # one section, page by page; None: every section, its first rows
     page: int = 1
@@ -262,6 +271,9 @@ def _section_querysets(shift: Shift) -> dict:
         .order_by("opened_at", "pk"),
         "acknowledgements": NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
         .select_related("notification").order_by("at", "pk"),
+        # In force at some time in the shift: started before its end, over after its start.
+        "silences": Silence.objects.filter(starts_at__lt=window["lt"], ends_at__gt=window["gte"])
+        .exclude(ending__at__lte=window["gte"]).select_related("ending").order_by("starts_at", "pk"),
     }
 
 
@@ -313,7 +325,8 @@ def handover(*, shift: Shift, section: str | None = None, page: int = 1, limit: 
 
 
 # The CSV's order of sections (the page's, with the notes before the notifications as before).
-CSV_SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notes", "notifications", "acknowledgements")
+CSV_SECTIONS = ("paused", "repairs", "still_open", "stalled", "proposals", "notes", "notifications", "acknowledgements",
+                "silences")
 
 
 def handover_export(*, shift: Shift, now: datetime):

@@ -86,8 +86,15 @@ def _csv_row(name: str, row, now) -> tuple:
     if name == "notes":
         return ("note", row.at.isoformat(), row.workflow_id, row.username, "note", row.text)
     if name == "notifications":
+        members = row.details.get("workflow_ids") if isinstance(row.details, dict) else None
+        group = f" (workflows {' '.join(str(i) for i in members)})" if isinstance(members, list) else ""
         return ("notification", row.opened_at.isoformat(), row.workflow_id or "", row.severity, row.event,
-                f"{row.state}: {row.subject}")
+                f"{row.state}: {row.subject}{group}")
+    if name == "silences":
+        ended = getattr(row, "ending", None)
+        until = f"ended by {ended.username} at {ended.at.isoformat()}" if ended else f"until {row.ends_at.isoformat()}"
+        matchers = f"event={row.event or '*'} reason={row.reason or '*'} aisle={row.aisle or '*'}"
+        return ("silence", row.starts_at.isoformat(), "", row.username, matchers, f"{until}: {row.comment}")
     return ("acknowledged", row.at.isoformat(), row.notification.workflow_id or "", row.username,
             row.notification.event, row.notification.subject)
 

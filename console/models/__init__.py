@@ -13,13 +13,14 @@ from django.db import models
 from django.db.models import Q
 
 from console.models.notifications import (  # noqa: F401  (the notification tables belong to this app)
-    Event,
     Notification,
     NotificationAcknowledgement,
     NotificationDelivery,
     NotificationDeliveryAttempt,
     NotificationThreshold,
     Severity,
+    Silence,
+    SilenceEnding,
 )
 
 

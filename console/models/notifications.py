@@ -5,22 +5,15 @@ index). NotificationAcknowledgement: who acknowledged which notification and whe
 in PostgreSQL itself (migration console 0003). NotificationDelivery: the outbox, one row per
 channel and message (the opening message, the escalation), with NotificationDeliveryAttempt
 recording every try. NotificationThreshold: the paused-too-long threshold per pause reason
-code, edited by shift leads.
+code, edited by shift leads. Silence: a planned quiet period for matching notifications, and
+SilenceEnding: who ended one early; both append-only in PostgreSQL itself (migration console
+0012), so their history is their rows.
 """
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
-
-
-class Event(models.TextChoices):
-    PAUSED = "paused", _("Workflow paused")
-    PAUSED_TOO_LONG = "paused_too_long", _("Paused too long")
-    STALLED = "stalled", _("Workflow stalled")
-    RECOVERY_STALE = "recovery_stale", _("Recovery stale")
-    PROPOSAL_WAITING = "proposal_waiting", _("Cancel proposal waiting")
-    BACKLOG_NOT_DRAINING = "backlog_not_draining", _("Backlog not draining")
 
 
 class Severity(models.TextChoices):
@@ -37,7 +30,7 @@ class Notification(models.Model):
         ACKNOWLEDGED = "acknowledged", _("acknowledged")
         RESOLVED = "resolved", _("resolved")
 
-    event = models.CharField(max_length=32, choices=Event.choices)
+    event = models.CharField(max_length=32, help_text="an event code of console/notifications/events.py")
     dedup_key = models.CharField(max_length=200)
     state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
     severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.WARNING)
@@ -53,6 +46,12 @@ class Notification(models.Model):
     evaluations = models.IntegerField(default=1, help_text="evaluations that saw the cause")
     escalated_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    aisle = models.CharField(max_length=64, blank=True, help_text="a group's aisle (SPACE_CODE_PATTERN), else empty")
+    silenced_by = models.ForeignKey("Silence", on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+                                    help_text="the silence holding its messages back now (or when it resolved)")
+    announced_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="when its messages were released: at opening, or when its "
+                                                  "silence ended; escalation counts from here")
 
     class Meta:
         ordering = ["-opened_at", "-id"]
@@ -69,6 +68,11 @@ class Notification(models.Model):
 
     def __str__(self):
         return f"{self.event} {self.dedup_key} ({self.state})"
+
+    @property
+    def silenced(self) -> bool:
+        """Held back by a silence: recorded and listed, neither sent nor escalated."""
+        return self.silenced_by_id is not None
 
 
 class NotificationAcknowledgement(models.Model):
@@ -101,6 +105,8 @@ class NotificationDelivery(models.Model):
     class State(models.TextChoices):
         PENDING = "pending", _("pending")
         SENT = "sent", _("sent")
+        # Its notification resolved or was acknowledged while silenced: never sent.
+        WITHHELD = "withheld", _("withheld")
 
     notification = models.ForeignKey(Notification, on_delete=models.PROTECT, related_name="deliveries")
     channel = models.CharField(max_length=16, choices=Channel.choices)
@@ -151,3 +157,48 @@ class NotificationThreshold(models.Model):
 
     def __str__(self):
         return f"{self.reason_code}: {self.paused_too_long_minutes} min"
+
+
+class Silence(models.Model):
+    """A planned quiet period (a shuttle down for maintenance): notifications matching `event`,
+    `reason` and `aisle` (each blank = any) between `starts_at` and `ends_at` are recorded and
+    listed but neither delivered nor escalated. Never updated, never deleted; ending one early is
+    a SilenceEnding row."""
+
+    event = models.CharField(max_length=32, blank=True)
+    reason = models.CharField(max_length=200, blank=True)
+    aisle = models.CharField(max_length=64, blank=True)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    comment = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+
+    class Meta:
+        ordering = ["-starts_at", "-id"]
+        indexes = [models.Index(fields=["ends_at"], name="silence_ends_idx")]
+        constraints = [models.CheckConstraint(condition=Q(ends_at__gt=models.F("starts_at")),
+                                              name="silence_ends_after_it_starts")]
+
+    def __str__(self):
+        return f"silence {self.pk} {self.event or '*'}:{self.reason or '*'}:{self.aisle or '*'}"
+
+    def matches(self, *, event: str, reason: str, aisle: str) -> bool:
+        return ((not self.event or self.event == event) and (not self.reason or self.reason == reason)
+                and (not self.aisle or self.aisle == aisle))
+
+
+class SilenceEnding(models.Model):
+    """Who ended a silence before its `ends_at`, and when. Never updated, never deleted."""
+
+    silence = models.OneToOneField(Silence, on_delete=models.PROTECT, related_name="ending")
+    at = models.DateTimeField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"silence {self.silence_id} ended by {self.username}"

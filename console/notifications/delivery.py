@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from console.models import NotificationDelivery, NotificationDeliveryAttempt
-from console.notifications import messages
+from console.notifications import groups, messages
 from recovery.errors import Unavailable
 from recovery.wcs import HttpFailure, http_request
 
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 WEBHOOK_PURPOSE = "notification-webhook"
 WEBHOOK_FIELDS = ("event", "severity", "subject", "workflow_id", "reason", "age_seconds", "url", "dedup_key",
-                  "sent_at")
+                  "sent_at", "group_key", "count", "workflow_ids")
 
 
 class DeliveryFailed(Unavailable):
@@ -79,12 +79,19 @@ def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
     return max(0, int((now - since).total_seconds())) if since else None
 
 
+def _links(n) -> dict[str, str]:
+    links = n.details.get("links") if isinstance(n.details, dict) else None
+    return {k: v for k, v in links.items() if isinstance(v, str)} if isinstance(links, dict) else {}
+
+
 def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
     """The contract fields; only `subject` is text for people (in NOTIFY_LANGUAGE), the rest are
     codes, ids and numbers, the same in every language."""
     n = delivery.notification
     with translation.override(settings.NOTIFY_LANGUAGE):
         subject = _subject(delivery)
+    members = groups.members(n)
+    grouped = groups.is_group(n)
     return {
         "event": n.event,
         "severity": delivery.severity,
@@ -95,6 +102,12 @@ def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
         "url": settings.CONSOLE_BASE_URL + n.url_path,
         "dedup_key": n.dedup_key,
         "sent_at": now.isoformat(),
+        # A group (paused, paused too long, stalled per reason and aisle) names its members;
+        # `workflow_id` is null once it has more than one.
+        "group_key": n.dedup_key if grouped else None,
+        "count": len(members) if grouped else 1,
+        "workflow_ids": members[:groups.WEBHOOK_MEMBERS] if grouped else (
+            [n.workflow_id] if n.workflow_id is not None else []),
     }
 
 
@@ -106,7 +119,9 @@ def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
             subject=subject, body=messages.notification_explanation(n), url=settings.CONSOLE_BASE_URL + n.url_path,
             notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
             escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
-            age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key)
+            age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key,
+            workflow_ids=groups.members(n) if groups.is_group(n) else None,
+            links={name: settings.CONSOLE_BASE_URL + path for name, path in _links(n).items()})
     message = EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
                            to=list(delivery.recipients))
     message.extra_headers["X-Tidy-Dedup-Key"] = one_line(n.dedup_key)
@@ -179,7 +194,8 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
     with transaction.atomic():
         delivery = (NotificationDelivery.objects.select_for_update(skip_locked=True, of=("self",))
                     .select_related("notification")
-                    .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING).first())
+                    .filter(pk=delivery_id, state=NotificationDelivery.State.PENDING,
+                            notification__silenced_by__isnull=True).first())
         if delivery is None:
             return None
         at = now or timezone.now()
@@ -233,7 +249,9 @@ def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_sec
     report = DeliveryReport()
     deadline = time.monotonic() + budget_seconds
     due_at = now or timezone.now()
-    due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at)
+    # A silenced notification's deliveries wait for its silence to end (docs/architecture.md §12).
+    due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at,
+                                              notification__silenced_by__isnull=True)
     ids = list(due.order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
     for delivery_id in ids:
         if time.monotonic() > deadline:

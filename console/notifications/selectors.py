@@ -1,11 +1,19 @@
 """Reads of the notification tables for the pages and the metrics."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Count
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.translation import gettext
 
-from console.models import Event, Notification
-from console.notifications.evaluate import default_paused_threshold, paused_thresholds  # noqa: F401 (re-exported)
+from console.models import Notification, Silence
+from console.notifications.events import (  # noqa: F401 (re-exported)
+    SPECS,
+    Event,
+    default_paused_threshold,
+    paused_thresholds,
+)
 from console.notifications.messages import with_texts
 from recovery.decisions import PAUSE_REASONS
 
@@ -40,7 +48,7 @@ class NotificationsPage:
 
 def notifications_page(*, state: str = "", event: str = "", limit: int = PAGE_LIMIT) -> NotificationsPage:
     """The newest notifications matching the filters (acknowledgement and who, in one join)."""
-    qs = Notification.objects.select_related("acknowledgement")
+    qs = Notification.objects.select_related("acknowledgement", "silenced_by")
     if event:
         qs = qs.filter(event=event)
     counts = state_counts(event=event)
@@ -57,9 +65,53 @@ class ThresholdRow:
     is_default: bool
 
 
+@dataclass(frozen=True)
+class SettingThreshold:
+    event: str
+    label: str  # in the active language
+    setting: str
+    minutes: int
+
+
+def setting_thresholds() -> list[SettingThreshold]:
+    """The thresholds of the events whose spec names a setting (environment, read-only here)."""
+    return [SettingThreshold(spec.event, gettext(spec.label), spec.threshold_setting, spec.threshold())
+            for spec in SPECS if spec.threshold_setting]
+
+
 def threshold_rows() -> list[ThresholdRow]:
     """The paused-too-long threshold of every pause reason code, set or default."""
     stored = paused_thresholds()
     default = default_paused_threshold()
     codes = [r.value for r in PAUSE_REASONS] + sorted(set(stored) - {r.value for r in PAUSE_REASONS})
     return [ThresholdRow(code, stored.get(code, default), code not in stored) for code in codes]
+
+
+# --- silences ------------------------------------------------------------------------------------
+
+PAST_SILENCES = 30
+
+
+@dataclass
+class SilencesPage:
+    current: list[Silence]  # in force now or starting later, soonest end first
+    past: list[Silence]  # over (ended or expired), newest first
+    held: dict[int, int]  # silence id -> unresolved notifications it holds back now
+
+
+def silences_page(*, now: datetime | None = None) -> SilencesPage:
+    """The silences a shift lead manages, each with who created it and who ended it (one join)."""
+    now = now or timezone.now()
+    rows = Silence.objects.select_related("ending")
+    over = Q(ends_at__lte=now) | Q(ending__at__lte=now)
+    current = list(rows.exclude(over).order_by("ends_at", "id"))
+    past = list(rows.filter(over).order_by("-ends_at", "-id")[:PAST_SILENCES])
+    held = dict(Notification.objects.filter(resolved_at__isnull=True, silenced_by__in=[s.pk for s in current])
+                .values("silenced_by").annotate(n=Count("pk")).order_by().values_list("silenced_by", "n"))
+    return SilencesPage(current=current, past=past, held=held)
+
+
+def silences_in(*, start: datetime, end: datetime) -> list[Silence]:
+    """The silences in force at some time in [start, end): the handover's."""
+    return list(Silence.objects.select_related("ending").filter(starts_at__lt=end, ends_at__gt=start)
+                .exclude(ending__at__lte=start).order_by("starts_at", "id"))

@@ -1,12 +1,14 @@
-"""Writes of people in the console: acknowledge a notification, set thresholds."""
+"""Writes of people in the console: acknowledge a notification, set thresholds, create and end silences."""
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
+from console.models import Notification, NotificationAcknowledgement, NotificationThreshold, Silence, SilenceEnding
 from recovery.errors import Refused
 
 log = logging.getLogger(__name__)
@@ -72,3 +74,48 @@ def thresholds_update(*, values: dict[str, int], user, default: int) -> list[str
         log.info("paused-too-long thresholds changed by %s: %s", user.get_username(),
                  ", ".join(f"{c}={values[c]} min" for c in changed))
     return changed
+
+
+# --- silences ------------------------------------------------------------------------------------
+
+MAX_SILENCE = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class SilenceEnded:
+    ending: SilenceEnding
+    created: bool  # False: it was already ended (a double submit, or another shift lead first)
+
+
+def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: datetime, ends_at: datetime,
+                   comment: str) -> Silence:
+    """Record a silence (append-only). The next evaluation holds back what it matches."""
+    if not comment.strip():
+        raise NotificationError(_("A silence needs a comment."))
+    if not (starts_at < ends_at and ends_at - starts_at <= MAX_SILENCE):  # (no date arithmetic near year 9999)
+        raise NotificationError(_("A silence ends after its start and at most 7 days later."))
+    silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at, ends_at=ends_at,
+                                     comment=comment.strip(), created_by=user, username=user.get_username())
+    log.info("silence %s created by %s: event=%s reason=%s aisle=%s from %s to %s", silence.pk, silence.username,
+             event or "*", reason or "*", aisle or "*", starts_at.isoformat(), ends_at.isoformat(),
+             extra={"silence_id": silence.pk})
+    return silence
+
+
+def silence_end(*, silence_id: int, user, now: datetime | None = None) -> SilenceEnded:
+    """End a silence now (before its `ends_at`), once: who and when, append-only. What it held
+    back and is still open goes out after the next evaluation."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        silence = Silence.objects.select_for_update().filter(pk=silence_id).first()
+        if silence is None:
+            raise NotificationError(_("Silence %(id)s does not exist.") % {"id": silence_id})
+        existing = SilenceEnding.objects.filter(silence=silence).first()
+        if existing is not None:
+            return SilenceEnded(existing, created=False)
+        if silence.ends_at <= now:
+            raise NotificationError(_("Silence %(id)s is already over.") % {"id": silence_id})
+        ending = SilenceEnding.objects.create(silence=silence, at=now, user=user,
+                                              username=user.get_username())
+    log.info("silence %s ended by %s", silence.pk, ending.username, extra={"silence_id": silence.pk})
+    return SilenceEnded(ending, created=True)

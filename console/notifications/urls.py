@@ -8,4 +8,6 @@ urlpatterns = [
     path("", views.notifications, name="notifications"),
     path("<int:pk>/acknowledge", views.acknowledge, name="notification-acknowledge"),
     path("thresholds/", views.thresholds, name="notification-thresholds"),
+    path("silences/", views.silences, name="notification-silences"),
+    path("silences/<int:pk>/end", views.silence_end, name="notification-silence-end"),
 ]

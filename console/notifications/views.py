@@ -1,4 +1,4 @@
-"""Notification pages: the list with acknowledgement, and the thresholds shift leads set."""
+"""Notification pages: the list with acknowledgement, the thresholds shift leads set, and silences."""
 
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,15 +13,19 @@ from django.views.decorators.http import require_http_methods
 
 from console import roles
 from console.input_checks import BIGINT_MAX
-from console.models import Event, Notification
+from console.models import Notification, Silence
 from console.notifications import selectors, services
-from console.notifications.forms import NotificationFilterForm, ThresholdsForm
+from console.notifications.events import Event
+from console.notifications.forms import NotificationFilterForm, SilenceForm, ThresholdsForm
 from console.notifications.messages import with_texts
 from console.pages import console_page, render_page
 
 
 def can_set_thresholds(user) -> bool:
     return user.is_authenticated and (user.is_superuser or roles.SHIFT_LEAD in roles.user_roles(user))
+
+
+can_silence = can_set_thresholds  # shift leads (and superusers), like the thresholds
 
 
 @console_page
@@ -47,7 +51,7 @@ def acknowledge(request, pk: int):
         services.notification_acknowledge(notification_id=pk, user=request.user)
     except services.NotificationError as exc:
         error = str(exc)
-    n = Notification.objects.select_related("acknowledgement").filter(pk=pk).first()
+    n = Notification.objects.select_related("acknowledgement", "silenced_by").filter(pk=pk).first()
     if request.htmx and n is not None:
         # The row re-rendered in place (200 even when refused: htmx swaps only 2xx answers).
         # The open/acknowledged/resolved counts follow out of band, for the page's event filter.
@@ -89,6 +93,52 @@ def thresholds(request):
         form = ThresholdsForm(codes=codes, initial_minutes=current)
     return render(request, "notifications/thresholds.html", {
         "form": form, "rows": rows, "may_edit": may_edit, "saved": saved,
-        "default": selectors.default_paused_threshold(),
+        "default": selectors.default_paused_threshold(), "settings_thresholds": selectors.setting_thresholds(),
         "user_roles": sorted(roles.user_roles(request.user)),
     }, status=status)
+
+
+SILENCE_FIELDS = ("event", "reason", "aisle", "starts_at", "ends_at", "comment")
+
+
+@console_page
+@require_http_methods(["GET", "POST"])
+def silences(request):
+    """Every role reads the silences; shift leads create them (a bad value: 400 naming the field,
+    nothing stored)."""
+    may_edit = can_silence(request.user)
+    status = 200
+    if request.method == "POST":
+        if not may_edit:
+            raise PermissionDenied(_("Only shift leads silence notifications."))
+        form = SilenceForm(request.POST)
+        if form.is_valid():
+            try:
+                values = {k: form.cleaned_data[k] for k in SILENCE_FIELDS}
+                created = services.silence_create(user=request.user, **values)
+            except services.NotificationError as exc:
+                form.add_error(None, str(exc))
+            else:
+                return HttpResponseRedirect(f"{reverse('notification-silences')}?created={created.pk}", status=303)
+        status = 400
+    else:
+        form = SilenceForm()
+    created = request.GET.get("created", "")
+    return render_page(request, "notifications/silences.html", "silences-list", {
+        "form": form, "page": selectors.silences_page(), "may_edit": may_edit,
+        "created": int(created) if created.isascii() and created.isdigit() and len(created) < 19 else None,
+    }, status=status)
+
+
+@console_page(post=True)
+def silence_end(request, pk: int):
+    if not can_silence(request.user):
+        raise PermissionDenied(_("Only shift leads end silences."))
+    if pk > BIGINT_MAX:
+        raise Http404(_("No such silence."))
+    try:
+        services.silence_end(silence_id=pk, user=request.user)
+    except services.NotificationError as exc:
+        status = 404 if not Silence.objects.filter(pk=pk).exists() else 409
+        return render(request, "notifications/silence_refused.html", {"error": str(exc)}, status=status)
+    return HttpResponseRedirect(f"{reverse('notification-silences')}?ended={pk}", status=303)

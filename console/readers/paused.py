@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from console import console_sql
 from console.input_checks import is_ascii_int
-from console.readers import PAGE_SIZE, Cursor, fetch_rows, keyset_window
+from console.readers import PAGE_SIZE, Cursor, fetch_dicts, fetch_rows, keyset_window
+from console.readers.places import aisle_of
 from recovery.decisions import PAUSE_REASONS
 from recovery.models import (
     TidyWorkflow,
@@ -41,19 +42,20 @@ class PausedFilters:
     age: str = ""
     q: str = ""
     sort: str = "oldest"
+    aisle: str = ""  # of the current step's source, by SPACE_CODE_PATTERN ("other": codes it does not split)
     after: Cursor | None = None
     before: Cursor | None = None
 
     def params(self, **changes) -> dict[str, str]:
         """Query parameters of these filters (without the position), with `changes` applied."""
         values = {"reason": self.reason, "origin": self.origin, "age": self.age, "q": self.q,
-                  "sort": self.sort if self.sort != "oldest" else ""}
+                  "aisle": self.aisle, "sort": self.sort if self.sort != "oldest" else ""}
         values.update(changes)
         return {k: v for k, v in values.items() if v}
 
     @property
     def active(self) -> bool:
-        return bool(self.reason or self.origin or self.age or self.q)
+        return bool(self.reason or self.origin or self.age or self.q or self.aisle)
 
 
 @dataclass(frozen=True)
@@ -105,13 +107,24 @@ def _search_params(q: str) -> dict:
     return {"q": q, "q_id": int(q) if is_ascii_int(q) else None}
 
 
-def _facet_groups(q: str, now: datetime) -> list[dict]:
-    """Counts per (reason, origin, age bucket) of the paused workflows matching the search."""
+def aisle_spaces(aisle: str) -> list[str]:
+    """The current-step sources of paused workflows that are in `aisle` (SPACE_CODE_PATTERN is a
+    Python expression, so the codes are split here and handed to SQL as a list)."""
+    return [r["source"] for r in fetch_dicts(console_sql.PAUSED_SOURCES, {})
+            if r["source"] is not None and aisle_of(r["source"]) == aisle]
+
+
+def _facet_groups(q: str, now: datetime, aisle: list[str] | None = None) -> list[dict]:
+    """Counts per (reason, origin, age bucket) of the paused workflows matching the search (and
+    in the aisle whose sources `aisle` lists)."""
     params = {"h1": now - timedelta(hours=1), "h8": now - timedelta(hours=8), "h24": now - timedelta(hours=24)}
     where = ""
     if q:
         where = console_sql.WHERE_SEARCH
         params.update(_search_params(q))
+    if aisle is not None:
+        where += "\n" + console_sql.WHERE_AISLE
+        params["aisle_spaces"] = aisle
     groups = []
     for reason, origin, n, after_h1, after_h8, after_h24 in fetch_rows(console_sql.PAUSED_FACETS.format(where=where),
                                                                           params):
@@ -126,7 +139,8 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
     now = timezone.now()
     # Facet counts: one grouped query for the searched set; each facet's counts honour the
     # other facets' selections (and not its own).
-    groups = _facet_groups(filters.q, now)
+    in_aisle = aisle_spaces(filters.aisle) if filters.aisle else None
+    groups = _facet_groups(filters.q, now, in_aisle)
     selected = {"reason": filters.reason, "origin": filters.origin, "age": filters.age}
 
     def count(facet: str, value: str) -> int:
@@ -147,6 +161,9 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
     if filters.q:
         where.append(console_sql.WHERE_SEARCH)
         params.update(_search_params(filters.q))
+    if in_aisle is not None:
+        where.append(console_sql.WHERE_AISLE)
+        params["aisle_spaces"] = in_aisle
     if filters.reason:
         where.append(console_sql.WHERE_REASON)
         params["reason"] = filters.reason
@@ -169,6 +186,7 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
                       r["lock_count"], r["step_no"], r["tray_code"], r["cargo_space_id"], r["target_cargo_space_id"])
             for r in window.rows]
     page = PausedPage(filters=filters, rows=rows, total_matching=total_matching,
-                      total_paused=None if filters.q else sum(g["n"] for g in groups), facets=facets)
+                      total_paused=None if filters.q or filters.aisle else sum(g["n"] for g in groups),
+                      facets=facets)
     page.prev_cursor, page.next_cursor = window.cursors(rows)
     return page

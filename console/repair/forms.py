@@ -98,6 +98,7 @@ class BatchSelectForm(SafeInputForm):
         ("", _("Any origin")), ("AUTOMATIC", "AUTOMATIC"), ("MANUAL", "MANUAL")])
     age = forms.ChoiceField(required=False, label=_("Paused for"), choices=[("", _("Any time"))])
     q = forms.CharField(required=False, label=_("Workflow, tray or space"), max_length=100)
+    aisle = forms.CharField(required=False, label=_("Aisle"), max_length=64)
 
     def __init__(self, *args, reasons: list[str] = (), **kwargs):
         super().__init__(*args, **kwargs)

@@ -183,11 +183,12 @@ def batch_progress(*, batch: RepairBatch) -> BatchProgress:
     return BatchProgress(batch, entries, applied, len(entries) - applied)
 
 
-def batch_candidates(*, reason: str = "", origin: str = "", age: str = "", q: str = "") -> tuple[list[BatchRow], int]:
+def batch_candidates(*, reason: str = "", origin: str = "", age: str = "", q: str = "",
+                     aisle: str = "") -> tuple[list[BatchRow], int]:
     """Exactly the workflows the paused list shows for these filters (its own selector, oldest
     first), at most BATCH_LIMIT of them, and how many match in all."""
-    page = paused_workflows_page(filters=PausedFilters(reason=reason, origin=origin, age=age, q=q.strip()),
-                                 page_size=BATCH_LIMIT)
+    filters = PausedFilters(reason=reason, origin=origin, age=age, q=q.strip(), aisle=aisle.strip())
+    page = paused_workflows_page(filters=filters, page_size=BATCH_LIMIT)
     ids = [row.workflow_id for row in page.rows]
     by_id = {row.workflow_id: row for row in batch_rows(workflow_ids=ids)}
     return [by_id[i] for i in ids if i in by_id], page.total_matching

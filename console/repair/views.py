@@ -38,7 +38,7 @@ from console.repair.forms import (
 from console.repair.registry import ACTIONS_BY_SLUG, RepairAction
 from console.repair.texts import shown
 
-BATCH_FILTERS = ("reason", "origin", "age", "q")  # the paused list's filter names
+BATCH_FILTERS = ("reason", "origin", "age", "q", "aisle")  # the paused list's filter names
 
 
 def _action(slug: str) -> str:

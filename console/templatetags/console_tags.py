@@ -154,6 +154,17 @@ def when_ahead(value: datetime | None) -> str:
 
 
 @register.filter
+def clock(value: datetime | None) -> str:
+    """<time> with the warehouse-local date and time and no age: for a time that may lie ahead
+    (a silence's end), where "5 min ago" would be wrong."""
+    if value is None:
+        return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
+    local = timezone.localtime(value)
+    return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(),
+                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), _short_date(local, timezone.localdate()))
+
+
+@register.filter
 def milliseconds(value) -> str:
     """A duration in milliseconds, e.g. '1,250 ms'."""
     if value is None or value == "":  # no cycle yet: the template gives an empty value
@@ -220,7 +231,7 @@ def paused_url(filters, **changes) -> str:
 @register.simple_tag
 def batch_recheck_url(filters) -> str:
     """The batch re-check page for the workflows these paused-list filters select."""
-    query = urlencode({k: v for k, v in filters.params().items() if k in {"reason", "origin", "age", "q"}})
+    query = urlencode({k: v for k, v in filters.params().items() if k in {"reason", "origin", "age", "q", "aisle"}})
     return reverse("repair-batch") + (f"?{query}" if query else "")
 
 

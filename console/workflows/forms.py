@@ -27,6 +27,7 @@ class PausedListForm(SafeInputForm):
     q = forms.CharField(required=False, max_length=100, strip=True, label=gettext_lazy("Workflow, tray or space"),
                         help_text=gettext_lazy("Exact workflow id, tray code or cargo space"))
     sort = forms.ChoiceField(required=False, label=gettext_lazy("Sort by age"), choices=list(SORTS.items()))
+    aisle = forms.CharField(required=False, max_length=64, strip=True, label=gettext_lazy("Aisle"))
     after = forms.CharField(required=False, max_length=64)
     before = forms.CharField(required=False, max_length=64)
 
@@ -41,7 +42,7 @@ class PausedListForm(SafeInputForm):
         data = getattr(self, "cleaned_data", {})
         return PausedFilters(
             reason=data.get("reason") or "", origin=data.get("origin") or "", age=data.get("age") or "",
-            q=data.get("q") or "", sort=data.get("sort") or "oldest",
+            q=data.get("q") or "", sort=data.get("sort") or "oldest", aisle=data.get("aisle") or "",
             after=data.get("after"), before=data.get("before"),
         )
 

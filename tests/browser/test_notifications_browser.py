@@ -49,7 +49,7 @@ def open_page(browser, live_server, viewport: str, *, javascript: bool = True):
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
 @pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-js"])
 def test_a_supervisor_acknowledges_a_notification(browser, live_server, floor, artifacts, viewport, javascript):
-    n = Notification.objects.get(dedup_key=f"paused:{floor.workflow_id}")
+    n = Notification.objects.get(dedup_key="paused:RECOVERY_JOB_MISSING:A01")
     context, page, problems = open_page(browser, live_server, viewport, javascript=javascript)
     row = page.locator(f"#notification-{n.pk}")
     expect(row).to_contain_text(f"Workflow {floor.workflow_id} paused: RECOVERY_JOB_MISSING")
