@@ -592,6 +592,65 @@ FROM (
 GROUP BY endpoint, outcome
 """
 
+# tidy_callback_unknown_fields_total: the labels the receipts keep of their unknown fields, folded
+# with the callbacks (recovery/retention.py) plus those of the receipts not folded yet. Only the
+# receipts that had any are expanded (unknown_fields is NULL on every other one).
+CALLBACK_UNKNOWN_FIELD_COUNTS = """
+SELECT endpoint,
+       field,
+       sum(n)::bigint AS total
+FROM (
+    SELECT label1 AS endpoint, label2 AS field, total AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'callback_unknown_fields'
+    UNION ALL
+    SELECT r.endpoint, f.name, count(*)
+    FROM recovery_callbackreceipt AS r
+    CROSS JOIN LATERAL jsonb_array_elements_text(r.unknown_fields) AS f(name)
+    WHERE r.received_at >= coalesce((SELECT folded_before
+                                     FROM recovery_journalfold
+                                     WHERE journal = 'callbacks'), '-infinity')   -- callback_receipt_time_idx
+      AND r.unknown_fields IS NOT NULL
+    GROUP BY r.endpoint, f.name
+) AS counted
+GROUP BY endpoint, field
+"""
+
+# tidy_callback_duration_seconds: per endpoint, each bucket's own count (its upper bound, '+Inf'
+# beyond the last; not cumulative) and '_sum_us', the sum in microseconds; the folded totals
+# plus the receipts not folded yet (as recovery.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
+CALLBACK_DURATION_BUCKETS = """
+SELECT endpoint,
+       bucket,
+       sum(n)::float8 AS total
+FROM (
+    SELECT label1 AS endpoint, label2 AS bucket, total::float8 AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'callback_duration'
+    UNION ALL
+    SELECT r.endpoint,
+           coalesce((SELECT min(b) FROM unnest(%(bounds)s::float8[]) AS b
+                     WHERE r.duration_ms / 1000.0 <= b)::text, '+Inf'),
+           count(*)
+    FROM unfolded AS r
+    GROUP BY 1, 2
+    UNION ALL
+    SELECT r.endpoint, '_sum_us', sum(r.duration_ms) * 1000
+    FROM unfolded AS r
+    GROUP BY r.endpoint
+) AS counted
+GROUP BY endpoint, bucket
+"""
+CALLBACK_DURATION_BUCKETS = """
+WITH unfolded AS MATERIALIZED (
+    SELECT endpoint, duration_ms
+    FROM recovery_callbackreceipt
+    WHERE received_at >= coalesce((SELECT folded_before
+                                   FROM recovery_journalfold
+                                   WHERE journal = 'callbacks'), '-infinity')     -- callback_receipt_time_idx
+      AND duration_ms IS NOT NULL
+)""" + CALLBACK_DURATION_BUCKETS
+
 # Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
 # repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).
 RECOVERY_DECISION_COUNTS = """

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from recovery import retention_sql
+from recovery.callbacks import DURATION_BUCKETS
 from recovery.schedule import ensure_schedule
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,11 @@ BATCH_SIZE = 1000
 # Stop deleting after this long (well under the cluster's task timeout); the next run goes on.
 RUN_BUDGET_SECONDS = 30.0
 
-FOLDS = {"callbacks": retention_sql.FOLD_CALLBACKS, "decisions": retention_sql.FOLD_DECISIONS}
+# Per journal, the statements that fold it, all under its one watermark: a callback receipt is
+# counted in its outcome, its unknown fields and its duration before it can be deleted.
+FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS, retention_sql.FOLD_CALLBACK_UNKNOWN_FIELDS,
+                       retention_sql.FOLD_CALLBACK_DURATIONS),
+         "decisions": (retention_sql.FOLD_DECISIONS,)}
 
 
 @dataclass
@@ -45,13 +50,14 @@ def journal_fold(*, now=None) -> dict:
     """Count every journal row older than now - FOLD_LAG into the totals, once."""
     until = (now or timezone.now()) - FOLD_LAG
     marks = {}
-    for journal, statement in FOLDS.items():
+    for journal, statements in FOLDS.items():
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(retention_sql.ENSURE_FOLD_ROW, {"journal": journal})
             cursor.execute(retention_sql.LOCK_FOLD_ROW, {"journal": journal})
             since = cursor.fetchone()[0]
             if since < until:
-                cursor.execute(statement, {"since": since, "until": until})
+                for statement in statements:
+                    cursor.execute(statement, {"since": since, "until": until, "bounds": list(DURATION_BUCKETS)})
                 cursor.execute(retention_sql.MOVE_FOLD_MARK, {"journal": journal, "until": until})
                 since = until
             marks[journal] = since

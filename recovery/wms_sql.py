@@ -340,13 +340,16 @@ SELECT set_config('lock_timeout', %(lock_timeout)s, true)
 # workflow the job id names), the job in both job tables (primary key / mydo_job_finish_job_id_idx)
 # and the step ADVANCE_WORKFLOW would dispatch once this one is COMPLETED (the first other step not
 # COMPLETED, by step_no; tidy_step_workflow_step_no_key), so a jobFinish's receipt can name the
-# next job in the same round trip as the advancement (docs/architecture.md §8).
+# next job in the same round trip as the advancement (docs/architecture.md §8). The step's tray and
+# target are what a job-finish's reported tray_code and location are compared with.
 CALLBACK_TARGET = """
 SELECT s.step_id,
        s.step_no,
        s.status AS step_status,
        (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
        (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
+       s.tray_code AS step_tray_code,
+       s.target_cargo_space_id AS step_target_cargo_space_id,
        (SELECT n.step_id
         FROM alg.tidy_step AS n
         WHERE n.workflow_id = %(workflow_id)s
@@ -361,7 +364,7 @@ LEFT JOIN alg.tidy_step AS s
 """
 
 # CALLBACK_TARGET's columns: the first ones of callback_target_and_evidence()'s row.
-CALLBACK_TARGET_COLUMNS = 6
+CALLBACK_TARGET_COLUMNS = 8
 
 
 def _compact(sql: str) -> str:
@@ -434,9 +437,11 @@ def _receipt_from_probe(*, message: str, proven: str) -> str:
     `proven` holds for it (a CTE of FINISH_DUPLICATE_ANSWER and STATUS_DUPLICATE_ANSWER)."""
     return f"""    INSERT INTO recovery_callbackreceipt (
         received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-        wcs_event_id, http_status, outcome, message, payload, duration_ms)
+        wcs_event_id, http_status, outcome, message, payload, duration_ms,
+        sequence, tray_code, location, mismatch, unknown_fields)
     SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-           %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s,
+           %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb
     FROM probe AS p
     WHERE {proven}
     LIMIT 1
@@ -988,9 +993,22 @@ LIMIT %(limit)s
 # with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
 INSERT_CALLBACK_RECEIPT = """
 INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-                                      wcs_event_id, http_status, outcome, message, payload, duration_ms)
+                                      wcs_event_id, http_status, outcome, message, payload, duration_ms,
+                                      sequence, tray_code, location, mismatch, unknown_fields)
 VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s)
+        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s,
+        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb)
+"""
+
+# The highest sequence recorded for one job's reports, of either endpoint (callback_receipt_job_idx).
+# A report that changed nothing because the server could not process it (UNAVAILABLE: the WCS
+# retries it) or could not read it does not count.
+JOB_HIGHEST_SEQUENCE = """
+SELECT max(sequence)
+FROM recovery_callbackreceipt
+WHERE job_id = %(job_id)s                                   -- callback_receipt_job_idx
+  AND sequence IS NOT NULL
+  AND outcome NOT IN ('UNAVAILABLE', 'BAD_REQUEST')
 """
 
 # The receipt and the workflow's resulting state (the callback's answer) in one round trip.
