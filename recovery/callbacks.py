@@ -351,6 +351,14 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
 # --- jobFinish ---------------------------------------------------------------------------------
 
 
+def consistent_move(decision, evidence: TidyRecoveryEvidence) -> bool:
+    """Whether the workflow's current move is one a callback may act on: a matching active job in
+    the pre-move state. An earlier finish report that named another tray or place does not stop a
+    new report (a finish that now agrees supersedes it); only the recovery cycle pauses for it."""
+    return decision.rule is Rule.ACTIVE_JOB_PRE_MOVE or (
+        decision.rule is Rule.WCS_REPORT_MISMATCH and evidence.pre_move_state)
+
+
 def _finish_answer(request: JobFinishRequest, workflow_id: int, step_id: int, code: int, outcome: str, message: str,
                    **extra) -> CallbackResult:
     return CallbackResult(code, outcome, message, request.job_id, workflow_id, step_id, extra=extra)
@@ -433,7 +441,7 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
                       f"step {target.step_no} is {evidence.step.status}; only a DISPATCHED step can finish")
     decision = decide(evidence)
     if target.active_status is not None:
-        if decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+        if not consistent_move(decision, evidence):
             return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {decision.explanation}",
                           reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
         moved = True
@@ -544,7 +552,7 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                       f"an older report ({new}) never moves it backwards")
     evidence = evidence_for_workflow_under_lock(workflow_id)
     decision = decide(evidence)
-    if evidence.step is None or evidence.step.step_id != step_id or decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+    if evidence.step is None or evidence.step.step_id != step_id or not consistent_move(decision, evidence):
         return answer(409, Outcome.REFUSED_CONFLICT,
                       f"job {job_id} is not the workflow's current, consistent move: {decision.explanation}",
                       reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)

@@ -989,6 +989,23 @@ ORDER BY random()
 LIMIT %(limit)s
 """
 
+# The demo's receipt of a job-finish that named another tray (%(tray)s) than the step's: what the
+# callback writes for a REPORT_MISMATCH (recovery.callbacks.finish_report_mismatch).
+BUILDER_WCS_REPORT_MISMATCH = """
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, wcs_event_id,
+                                      http_status, outcome, message, payload, duration_ms, tray_code, location,
+                                      mismatch)
+VALUES (now(), 'job-finish', %(j)s, %(w)s, %(s)s, 'MOVE_FINISHED', '', 409, 'REPORT_MISMATCH',
+        'job ' || %(j)s || ' reported tray ' || %(tray)s || ' (expected ' || %(expected_tray)s || '): nothing moved',
+        jsonb_build_object('job_id', %(j)s, 'stage', 'MOVE_FINISHED', 'tray_code', %(tray)s::text,
+                           'location', %(location)s::text),
+        1.0, %(tray)s, %(location)s,
+        jsonb_build_object('expected', jsonb_build_object('tray_code', %(expected_tray)s::text,
+                                                          'location', %(location)s::text),
+                           'reported', jsonb_build_object('tray_code', %(tray)s::text,
+                                                          'location', %(location)s::text)))
+"""
+
 # The console's receipt of a WCS callback (recovery_callbackreceipt, a Django model): written
 # with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
 INSERT_CALLBACK_RECEIPT = """

@@ -4,11 +4,16 @@ too); a job-status whose sequence is not newer than the job's highest recorded o
 nothing and is answered 200 STALE_REPORT."""
 
 from console.readers.recovery import callback_refusals
+from console.workflows.evidence_card import build_evidence_card
+from recovery.cycle import run_cycle
+from recovery.decisions import Rule, decide
+from recovery.evidence import evidence_for_workflow
 from recovery.models import CallbackReceipt
 from tests.wcs_helpers import create, finish, rows, status
 from tests.wms_state import diff, snapshot
 
 JOB_STATUS = "SELECT status FROM mydo_job WHERE job_id = %s"
+WORKFLOW = "SELECT status, pause_reason FROM alg.tidy_workflow WHERE workflow_id = %s"
 
 
 def test_a_finish_reporting_the_steps_tray_and_target_completes_the_move_and_is_recorded(wms, client):
@@ -114,3 +119,36 @@ def test_a_report_the_server_could_not_process_does_not_set_the_highest_sequence
                                    sequence=7)
     retried = status(client, job, 2, sequence=7)  # the WCS retries the report the 503 answered
     assert retried.json()["outcome"] == "ACCEPTED"
+
+
+def test_the_next_cycle_pauses_the_workflow_and_a_repeat_still_gets_the_mismatch(wms, client):
+    created, moves = create(wms, 2)
+    finish(client, created.first_job_id, tray_code="T-WRONG")
+    run_cycle()
+    assert rows(WORKFLOW, [created.workflow_id]) == [("PAUSED_RECOVERY", "RECOVERY_WCS_REPORT_MISMATCH")]
+    evidence = evidence_for_workflow(created.workflow_id)
+    assert (evidence.finish_report_mismatch, evidence.finish_report_tray_code) == (True, "T-WRONG")
+    repeat = finish(client, created.first_job_id, tray_code="T-WRONG")
+    assert (repeat.status_code, repeat.json()["outcome"]) == (409, "REPORT_MISMATCH")
+    card = build_evidence_card(evidence)
+    assert card.rule is Rule.WCS_REPORT_MISMATCH
+    tray = card.field("wcs_report.tray")
+    assert (tray.expected, tray.observed, tray.mismatch, tray.decisive) == (moves[0].tray_code, "T-WRONG", True, True)
+    assert card.field("wcs_report.location").observed == "not reported"
+
+
+def test_a_finish_that_agrees_before_the_cycle_supersedes_the_mismatch(wms, client):
+    created, moves = create(wms, 2)
+    finish(client, created.first_job_id, tray_code="T-WRONG")
+    agreed = finish(client, created.first_job_id, tray_code=moves[0].tray_code, location=moves[0].target)
+    assert (agreed.status_code, agreed.json()["outcome"]) == (200, "ACCEPTED")
+    run_cycle()
+    assert rows(WORKFLOW, [created.workflow_id])[0][0] == "ACTIVE"
+
+
+def test_an_operator_answer_on_the_floor_settles_an_earlier_mismatch(wms, client):
+    built = wms.build("wcs_report_mismatch")
+    assert decide(evidence_for_workflow(built.workflow_id)).rule is Rule.WCS_REPORT_MISMATCH
+    CallbackReceipt.objects.update(received_at="2000-01-01T00:00:00Z")
+    wms.event(built, 0, stage="OPERATOR_RECONCILED_SOURCE")
+    assert decide(evidence_for_workflow(built.workflow_id)).rule is Rule.ACTIVE_JOB_PRE_MOVE
