@@ -938,7 +938,9 @@ TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCAD
 SIMULATOR_ACTIVE_JOBS = """
 SELECT j.job_id,
        j.status,
-       s.workflow_id
+       s.workflow_id,
+       j.tray_code,
+       j.target_cargo_space_id
 FROM mydo_job AS j
 JOIN alg.tidy_step AS s
     ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
