@@ -34,6 +34,7 @@ from recovery.evidence import (
     evidence_for_workflow_under_lock,
     evidence_from_row,
 )
+from recovery.logcontext import load_var
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
 from recovery.oplog import log_callback_outcome
 from recovery.prepared import run_prepared
@@ -206,6 +207,7 @@ class CallbackTarget:
     # The step's own tray and target (a job-finish's tray_code and location are compared with them).
     step_tray_code: str | None = None
     step_target_cargo_space_id: str | None = None
+    step_source_cargo_space_id: str | None = None
     # The workflow's first step other than this one that is not COMPLETED (by step_no): the step
     # the advancement dispatches next; None when this is the last one left.
     next_step_id: int | None = None
@@ -254,9 +256,26 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
     return locked[0][1], CallbackTarget(*target, evidence=evidence)
 
 
-def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
-                     receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False,
-                     receipt_with_effect: bool = False, report_check=None) -> CallbackResult:
+def process_callback(*, request: JobFinishRequest | JobStatusRequest, **kw) -> CallbackResult:
+    """`_process_callback` with the callback's log context: its lines carry the WCS's event_id
+    and, once the step is read, its tray, source and target (recovery/logcontext.py)."""
+    token = load_var.set({"event_id": request.event_id})
+    try:
+        return _process_callback(request=request, **kw)
+    finally:
+        load_var.reset(token)
+
+
+def _log_load(target: "CallbackTarget | None") -> None:
+    load = load_var.get()
+    if load is not None and target is not None and target.step_id is not None:
+        load.update(tray_code=target.step_tray_code, source=target.step_source_cargo_space_id,
+                    target=target.step_target_cargo_space_id)
+
+
+def _process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
+                      receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False,
+                      receipt_with_effect: bool = False, report_check=None) -> CallbackResult:
     """The shared frame of both callbacks: parse the id, lock the workflow row first (with a
     lock timeout), read what the job names, hand over to `under_lock`, record the receipt.
 
@@ -303,6 +322,7 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
             if status is None:
                 status, target = lock_and_read_target(workflow_id, step_id, job_id, wait=True,
                                                       with_evidence=evidence_with_lock)
+            _log_load(target)
             if status is None or target.step_id is None:
                 result = CallbackResult(404, Outcome.UNKNOWN_JOB,
                                         f"unknown job {job_id}: no such workflow step", job_id)

@@ -348,8 +348,9 @@ SELECT s.step_id,
        s.status AS step_status,
        (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
        (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
-       s.tray_code AS step_tray_code,
-       s.target_cargo_space_id AS step_target_cargo_space_id,
+       s.tray_code,                -- CallbackTarget.step_tray_code (read by position)
+       s.target_cargo_space_id,
+       s.cargo_space_id,
        (SELECT n.step_id
         FROM alg.tidy_step AS n
         WHERE n.workflow_id = %(workflow_id)s
@@ -364,20 +365,24 @@ LEFT JOIN alg.tidy_step AS s
 """
 
 # CALLBACK_TARGET's columns: the first ones of callback_target_and_evidence()'s row.
-CALLBACK_TARGET_COLUMNS = 8
+CALLBACK_TARGET_COLUMNS = 9
 
 
 def _compact(sql: str) -> str:
-    """`sql` without indentation, blank lines and `--` comments (outside quoted literals)."""
+    """`sql` without indentation, blank lines, `--` comments and runs of spaces (outside quoted
+    literals): the alignment that makes the files readable would not fit psycopg's parse cache."""
     lines = []
     for line in sql.splitlines():
-        quoted = False
+        quoted, out = False, []
         for i, ch in enumerate(line):
             if ch == "'":
                 quoted = not quoted
             elif ch == "-" and not quoted and line.startswith("--", i):
-                line = line[:i]
                 break
+            elif ch == " " and not quoted and out and out[-1] == " ":
+                continue
+            out.append(ch)
+        line = "".join(out)
         if line.strip():
             lines.append(line.strip() + "\n")
     return "".join(lines)
