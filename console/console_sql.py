@@ -108,15 +108,16 @@ WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
 
 # --- the workflow page ----------------------------------------------------------------------
 # Parameter: %(workflow_id)s. The workflow row and its newest 50 journaled decisions (newest
-# first), each as JSON (console.workflows.selectors.workflow_detail turns them back into model rows): no
-# row when the workflow does not exist.
+# first: by the journal's own sequence, its ids, never by clocks alone), each as JSON
+# (console.workflows.selectors.workflow_detail turns them back into model rows): no row when the
+# workflow does not exist.
 WORKFLOW_AND_JOURNAL = """
 SELECT to_jsonb(w) AS workflow,
-       (SELECT coalesce(json_agg(d ORDER BY d.decided_at DESC, d.id DESC), '[]')
+       (SELECT coalesce(json_agg(d ORDER BY d.id DESC), '[]')
         FROM (SELECT *
               FROM "recovery_recoverydecision"
               WHERE workflow_id = %(workflow_id)s               -- (workflow_id, -decided_at) index
-              ORDER BY decided_at DESC, id DESC
+              ORDER BY id DESC
               LIMIT 50) AS d) AS decisions
 FROM "alg"."tidy_workflow" AS w
 WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow_pkey
@@ -124,8 +125,9 @@ WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow
 
 # Parameter: %(workflow_id)s. Everything the history fragment shows beside the evidence, in one
 # statement: the workflow's steps (step_no order), the active and the finished jobs
-# TDY-<workflow>-<step> of those steps (finished_at order), its callback events (received_at
-# order), its newest 100 callback receipts, its locks (space order) with the tray each space
+# TDY-<workflow>-<step> of those steps, its callback events and its newest 100 callback receipts,
+# each in the journal's own order (ids: clocks may disagree, the sequence does not; the pages show
+# the timestamps beside it), its locks (space order) with the tray each space
 # holds, and the unfinished steps those spaces block. Each is a JSON array of rows that
 # console.workflows.selectors.WorkflowDetail turns back into model rows. The tables are named quoted, as
 # the ORM names them.
@@ -144,17 +146,17 @@ SELECT
     (SELECT coalesce(json_agg(j), '[]')
      FROM "mydo_job" AS j
      WHERE j.job_id IN (SELECT job_id FROM steps)) AS jobs,             -- mydo_job_pkey
-    (SELECT coalesce(json_agg(f ORDER BY f.finished_at, f.finish_id), '[]')
+    (SELECT coalesce(json_agg(f ORDER BY f.finish_id), '[]')
      FROM "mydo_job_finish" AS f
      WHERE f.job_id IN (SELECT job_id FROM steps)) AS finishes,         -- mydo_job_finish_job_id_idx
-    (SELECT coalesce(json_agg(e ORDER BY e.received_at, e.event_id), '[]')
+    (SELECT coalesce(json_agg(e ORDER BY e.event_id), '[]')
      FROM "alg"."tidy_callback_event" AS e
      WHERE e.workflow_id = %(workflow_id)s) AS events,                  -- tidy_callback_event_identity_key
-    (SELECT coalesce(json_agg(r ORDER BY r.received_at DESC, r.id DESC), '[]')
+    (SELECT coalesce(json_agg(r ORDER BY r.id DESC), '[]')
      FROM (SELECT *
            FROM "recovery_callbackreceipt"
            WHERE workflow_id = %(workflow_id)s                          -- callback_receipt_wf_idx
-           ORDER BY received_at DESC, id DESC
+           ORDER BY id DESC
            LIMIT 100) AS r) AS receipts,
     (SELECT coalesce(json_agg(json_build_object('lock_id', l.lock_id, 'cargo_space_id', l.cargo_space_id,
                                                 'locked_at', l.locked_at, 'space_tray_code', c.tray_code)
