@@ -21,7 +21,7 @@ same size go to it over the same connections; each run prints both rates and lat
 ratio, so a busy machine (other work on the 2 cores) shows in both and the ratio stays readable.
 
     .venv/bin/python bench/callbacks.py [--workflows 2000] [--runs 3] [--concurrency 8]
-                                        [--workers 2] [--threads 4]
+                                        [--workers 2] [--threads 4] [--extra-field NAME]
     .venv/bin/python bench/callbacks.py --in-process [--workflows 2000] [--runs 3] [--profile DIR]
 
 --in-process leaves HTTP, gunicorn and the client out: it calls the same WSGI application
@@ -322,13 +322,18 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+# --extra-field NAME: every body also carries {NAME: {"crane": 4}}, a field the contract does not
+# name (the tolerant reader ignores and counts it): what a WCS release adding one costs.
+EXTRA_FIELDS: dict = {}
+
+
 def bodies_for(lo: int, hi: int, window: int) -> list[bytes]:
     """Each first job twice: a block of originals, then the same block again as duplicates."""
     out = []
     ids = list(range(lo, hi + 1))
     for i in range(0, len(ids), window):
         block = [json.dumps({"job_id": f"TDY-{g}-{2 * g - 1}", "stage": "MOVE_FINISHED",
-                             "event_id": f"bench-{g}"}).encode() for g in ids[i:i + window]]
+                             "event_id": f"bench-{g}", **EXTRA_FIELDS}).encode() for g in ids[i:i + window]]
         out.extend(block + block)
     return out
 
@@ -472,8 +477,12 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, default=300, help="seconds before a run stops sending")
     parser.add_argument("--in-process", action="store_true",
                         help="no HTTP: CPU, round trips and statements of each kind of request, one at a time")
+    parser.add_argument("--extra-field", metavar="NAME",
+                        help="every callback also carries this field, unknown to the contract (ignored, counted)")
     parser.add_argument("--profile", metavar="DIR", help="with --in-process: a cProfile of each kind in DIR")
     args = parser.parse_args()
+    if args.extra_field:
+        EXTRA_FIELDS[args.extra_field] = {"crane": 4}
     if os.environ.get("DATABASE_URL"):
         raise SystemExit("bench/callbacks.py truncates the WMS tables: it runs on its own embedded database only "
                          "(unset DATABASE_URL)")

@@ -129,15 +129,16 @@ WHERE_SEARCH = f"""AND (w.workflow_id IN ({WORKFLOWS_WITH_OPEN_STEP_MATCHING})
 
 # --- the workflow page ----------------------------------------------------------------------
 # Parameter: %(workflow_id)s. The workflow row and its newest 50 journaled decisions (newest
-# first), each as JSON (console.workflows.selectors.workflow_detail turns them back into model rows): no
-# row when the workflow does not exist.
+# first: by the journal's own sequence, its ids, never by clocks alone), each as JSON
+# (console.workflows.selectors.workflow_detail turns them back into model rows): no row when the
+# workflow does not exist.
 WORKFLOW_AND_JOURNAL = """
 SELECT to_jsonb(w) AS workflow,
-       (SELECT coalesce(json_agg(d ORDER BY d.decided_at DESC, d.id DESC), '[]')
+       (SELECT coalesce(json_agg(d ORDER BY d.id DESC), '[]')
         FROM (SELECT *
               FROM "recovery_recoverydecision"
               WHERE workflow_id = %(workflow_id)s               -- (workflow_id, -decided_at) index
-              ORDER BY decided_at DESC, id DESC
+              ORDER BY id DESC
               LIMIT 50) AS d) AS decisions
 FROM "alg"."tidy_workflow" AS w
 WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow_pkey
@@ -145,8 +146,9 @@ WHERE w.workflow_id = %(workflow_id)s                           -- tidy_workflow
 
 # Parameter: %(workflow_id)s. Everything the history fragment shows beside the evidence, in one
 # statement: the workflow's steps (step_no order), the active and the finished jobs
-# TDY-<workflow>-<step> of those steps (finished_at order), its callback events (received_at
-# order), its newest 100 callback receipts, its locks (space order) with the tray each space
+# TDY-<workflow>-<step> of those steps, its callback events and its newest 100 callback receipts,
+# each in the journal's own order (ids: clocks may disagree, the sequence does not; the pages show
+# the timestamps beside it), its locks (space order) with the tray each space
 # holds, and the unfinished steps those spaces block. Each is a JSON array of rows that
 # console.workflows.selectors.WorkflowDetail turns back into model rows. The tables are named quoted, as
 # the ORM names them.
@@ -165,17 +167,17 @@ SELECT
     (SELECT coalesce(json_agg(j), '[]')
      FROM "mydo_job" AS j
      WHERE j.job_id IN (SELECT job_id FROM steps)) AS jobs,             -- mydo_job_pkey
-    (SELECT coalesce(json_agg(f ORDER BY f.finished_at, f.finish_id), '[]')
+    (SELECT coalesce(json_agg(f ORDER BY f.finish_id), '[]')
      FROM "mydo_job_finish" AS f
      WHERE f.job_id IN (SELECT job_id FROM steps)) AS finishes,         -- mydo_job_finish_job_id_idx
-    (SELECT coalesce(json_agg(e ORDER BY e.received_at, e.event_id), '[]')
+    (SELECT coalesce(json_agg(e ORDER BY e.event_id), '[]')
      FROM "alg"."tidy_callback_event" AS e
      WHERE e.workflow_id = %(workflow_id)s) AS events,                  -- tidy_callback_event_identity_key
-    (SELECT coalesce(json_agg(r ORDER BY r.received_at DESC, r.id DESC), '[]')
+    (SELECT coalesce(json_agg(r ORDER BY r.id DESC), '[]')
      FROM (SELECT *
            FROM "recovery_callbackreceipt"
            WHERE workflow_id = %(workflow_id)s                          -- callback_receipt_wf_idx
-           ORDER BY received_at DESC, id DESC
+           ORDER BY id DESC
            LIMIT 100) AS r) AS receipts,
     (SELECT coalesce(json_agg(json_build_object('lock_id', l.lock_id, 'cargo_space_id', l.cargo_space_id,
                                                 'locked_at', l.locked_at, 'space_tray_code', c.tray_code)
@@ -647,6 +649,65 @@ FROM (
 ) AS counted
 GROUP BY endpoint, outcome
 """
+
+# tidy_callback_unknown_fields_total: the labels the receipts keep of their unknown fields, folded
+# with the callbacks (recovery/retention.py) plus those of the receipts not folded yet. Only the
+# receipts that had any are expanded (unknown_fields is NULL on every other one).
+CALLBACK_UNKNOWN_FIELD_COUNTS = """
+SELECT endpoint,
+       field,
+       sum(n)::bigint AS total
+FROM (
+    SELECT label1 AS endpoint, label2 AS field, total AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'callback_unknown_fields'
+    UNION ALL
+    SELECT r.endpoint, f.name, count(*)
+    FROM recovery_callbackreceipt AS r
+    CROSS JOIN LATERAL jsonb_array_elements_text(r.unknown_fields) AS f(name)
+    WHERE r.received_at >= coalesce((SELECT folded_before
+                                     FROM recovery_journalfold
+                                     WHERE journal = 'callbacks'), '-infinity')   -- callback_receipt_time_idx
+      AND r.unknown_fields IS NOT NULL
+    GROUP BY r.endpoint, f.name
+) AS counted
+GROUP BY endpoint, field
+"""
+
+# tidy_callback_duration_seconds: per endpoint, each bucket's own count (its upper bound, '+Inf'
+# beyond the last; not cumulative) and '_sum_us', the sum in microseconds; the folded totals
+# plus the receipts not folded yet (as recovery.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
+CALLBACK_DURATION_BUCKETS = """
+SELECT endpoint,
+       bucket,
+       sum(n)::float8 AS total
+FROM (
+    SELECT label1 AS endpoint, label2 AS bucket, total::float8 AS n
+    FROM recovery_journaltotal
+    WHERE journal = 'callback_duration'
+    UNION ALL
+    SELECT r.endpoint,
+           coalesce((SELECT min(b) FROM unnest(%(bounds)s::float8[]) AS b
+                     WHERE r.duration_ms / 1000.0 <= b)::text, '+Inf'),
+           count(*)
+    FROM unfolded AS r
+    GROUP BY 1, 2
+    UNION ALL
+    SELECT r.endpoint, '_sum_us', sum(r.duration_ms) * 1000
+    FROM unfolded AS r
+    GROUP BY r.endpoint
+) AS counted
+GROUP BY endpoint, bucket
+"""
+CALLBACK_DURATION_BUCKETS = """
+WITH unfolded AS MATERIALIZED (
+    SELECT endpoint, duration_ms
+    FROM recovery_callbackreceipt
+    WHERE received_at >= coalesce((SELECT folded_before
+                                   FROM recovery_journalfold
+                                   WHERE journal = 'callbacks'), '-infinity')     -- callback_receipt_time_idx
+      AND duration_ms IS NOT NULL
+)""" + CALLBACK_DURATION_BUCKETS
 
 # Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
 # repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).

@@ -195,8 +195,12 @@ def _check_strings(value: Any, path: str) -> None:
             _check_strings(item, f"{path}[{n}]")
 
 
-def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH) -> dict:
-    """The body as a JSON object, or InputRefused (413 when larger than `max_bytes`)."""
+def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH,
+                     known: frozenset[str] | None = None) -> dict:
+    """The body as a JSON object, or InputRefused (413 when larger than `max_bytes`).
+
+    With `known`, the values of top-level fields not in it are not checked (a tolerant reader
+    ignores them and keeps nothing of them); every top-level name still is."""
     if len(body) > max_bytes:
         raise InputRefused(None, f"the body is larger than {max_bytes} bytes", status=413)
     try:
@@ -215,7 +219,15 @@ def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_d
         raise InputRefused(None, f"the body is not acceptable JSON ({str(exc)[:120]})") from None
     if not isinstance(data, dict):
         raise InputRefused(None, "the body must be a JSON object")
-    _check_strings(data, "")
+    if known is None or known.issuperset(data):
+        _check_strings(data, "")
+    else:
+        for key, item in data.items():
+            bad = unsafe_character(key)
+            if bad:
+                raise InputRefused(None, f"a field name contains {bad}")
+            if key in known:
+                _check_strings(item, key)
     return data
 
 

@@ -193,6 +193,32 @@ CATALOG: dict[Reason, PauseReasonRunbook] = {
                               _("The job id is already archived; the deterministic id cannot be issued twice.")),
         ),
     ),
+    Reason.WCS_REPORT_MISMATCH: PauseReasonRunbook(
+        code=Reason.WCS_REPORT_MISMATCH,
+        title=_("WCS reported another tray or place"),
+        meaning=_("The WCS reported the step's move finished, but named another tray than the step's, or another "
+                  "space than its target. The callback moved nothing, so the WMS still shows the move as not "
+                  "done, while the floor may hold the wrong tray at the target or the right tray somewhere else."),
+        floor_checks=(
+            _("Find the step's tray on the floor and note the space it physically stands in."),
+            _("Go to the step's target space: which tray stands there? Compare with the reported tray."),
+            _("Ask WCS / the vehicle operator which load the vehicle actually delivered, and where."),
+        ),
+        allowed=(
+            AllowedCorrection(Correction.RECONCILE,
+                              _("Scanned on the floor: the operator scans the step's tray and the space it stands "
+                                "in; at the target the job is archived and the step advances, at the source the "
+                                "move stays open for the WCS to run again.")),
+            AllowedCorrection(Correction.CANCEL, _CANCEL_WHY),
+        ),
+        not_allowed=(
+            AllowedCorrection(Correction.RECHECK,
+                              _("The WMS records are consistent; re-running the decision table would find the "
+                                "same report again. Only someone on the floor can say where the tray is.")),
+            AllowedCorrection(Correction.REISSUE,
+                              _("The job still exists in mydo_job; a second job with the same id cannot be created.")),
+        ),
+    ),
 }
 
 

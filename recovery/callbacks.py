@@ -34,6 +34,7 @@ from recovery.evidence import (
     evidence_for_workflow_under_lock,
     evidence_from_row,
 )
+from recovery.logcontext import load_var
 from recovery.models import CallbackReceipt, TidyWorkflow, tidy_job_id
 from recovery.oplog import log_callback_outcome
 from recovery.prepared import run_prepared
@@ -44,6 +45,9 @@ FINISH_STAGES = ("MOVE_FINISHED", "OUTBOUND_FINISHED")
 REPORTABLE_JOB_STATUSES = {2: "dispatched", 3: "executing"}
 JOB_ID_RE = re.compile(r"^TDY-([1-9][0-9]{0,17})-([1-9][0-9]{0,17})$")
 MAX_TEXT = 200
+# The upper bounds (seconds) of tidy_callback_duration_seconds' buckets, from the receipts'
+# duration_ms (prometheus-client's defaults: a callback takes milliseconds, a lock wait seconds).
+DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 # --- the typed requests ------------------------------------------------------------------------
@@ -55,6 +59,17 @@ class JobFinishRequest:
     stage: str
     event_id: str | None
     payload: dict
+    # Load identity and delivery point, when the WCS sends them: compared with the step.
+    tray_code: str | None = None
+    location: str | None = None
+    sequence: int | None = None
+    # The labels of the top-level fields the request carried that the contract does not name
+    # (console/api/unknown_fields.py): kept on the receipt for the metric, never evidence.
+    unknown_fields: tuple[str, ...] | None = None
+
+    def receipt_kw(self) -> dict:
+        return {"stage": self.stage, "event_id": self.event_id, "sequence": self.sequence,
+                "tray_code": self.tray_code, "location": self.location, "unknown_fields": self.unknown_fields}
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,12 @@ class JobStatusRequest:
     status: int
     event_id: str | None
     payload: dict
+    sequence: int | None = None
+    unknown_fields: tuple[str, ...] | None = None
+
+    def receipt_kw(self) -> dict:
+        return {"job_status": self.status, "event_id": self.event_id, "sequence": self.sequence,
+                "unknown_fields": self.unknown_fields}
 
 
 def split_job_id(job_id: str) -> tuple[int, int] | None:
@@ -114,7 +135,11 @@ def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
 
 
 def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
-                    job_status: int | None = None, event_id: str | None = None) -> dict:
+                    job_status: int | None = None, event_id: str | None = None, sequence: int | None = None,
+                    tray_code: str | None = None, location: str | None = None,
+                    unknown_fields: tuple[str, ...] | None = None) -> dict:
+    mismatch = ({"expected": result.extra["expected"], "reported": result.extra["reported"]}
+                if result.outcome == Outcome.REPORT_MISMATCH else None)
     return {
         "endpoint": endpoint, "job_id": result.job_id[:MAX_TEXT], "workflow_id": result.workflow_id,
         "step_id": result.step_id, "stage": stage, "job_status": job_status,
@@ -122,24 +147,25 @@ def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, star
         "outcome": str(result.outcome), "message": result.message,
         "payload": json.dumps(payload) if payload is not None else None,
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "sequence": sequence, "tray_code": tray_code or "", "location": location or "",
+        "mismatch": json.dumps(mismatch) if mismatch is not None else None,
+        "unknown_fields": json.dumps(list(unknown_fields)) if unknown_fields else None,
     }
 
 
 def callback_receipt_record(*, endpoint: str, result: CallbackResult, payload: Any, started: float,
-                            stage: str = "", job_status: int | None = None, event_id: str | None = None) -> None:
+                            **receipt_kw) -> None:
     """Write the CallbackReceipt of one request (in the caller's transaction, if any)."""
-    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
-                             job_status=job_status, event_id=event_id)
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
     with connection.cursor() as cursor:
         cursor.execute(wms_sql.INSERT_CALLBACK_RECEIPT, params)
     log_callback_outcome(params)
 
 
 def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResult, payload: Any, started: float,
-                       stage: str = "", job_status: int | None = None, event_id: str | None = None) -> dict | None:
+                       **receipt_kw) -> dict | None:
     """Write the receipt and read the workflow's resulting state in one statement."""
-    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, stage=stage,
-                             job_status=job_status, event_id=event_id)
+    params = _receipt_params(endpoint=endpoint, result=result, payload=payload, started=started, **receipt_kw)
     ((_, rows),) = tx.run_pipelined([(wms_sql.INSERT_CALLBACK_RECEIPT_RETURNING_STATE,
                                       {**params, "workflow_id": workflow_id})])
     log_callback_outcome(params)
@@ -147,7 +173,8 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
 
 
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
-                       started: float, http_status: int = 400) -> CallbackResult:
+                       started: float, http_status: int = 400,
+                       unknown_fields: tuple[str, ...] | None = None) -> CallbackResult:
     """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
     WMS row. The caller hands over a storable payload (the API's parser checked its text)."""
     payload = payload if isinstance(payload, dict) else {"raw": payload}
@@ -158,7 +185,7 @@ def bad_request_record(*, endpoint: str, field_name: str | None, message: str, p
                             extra={"field": field_name})
     stage = payload.get("stage") if isinstance(payload.get("stage"), str) else ""
     callback_receipt_record(endpoint=endpoint, result=result, payload=_jsonable(payload), started=started,
-                            stage=stage[:64])
+                            stage=stage[:64], unknown_fields=unknown_fields)
     return result
 
 
@@ -177,6 +204,10 @@ class CallbackTarget:
     step_status: str | None
     active_status: int | None
     finish_count: int
+    # The step's own tray and target (a job-finish's tray_code and location are compared with them).
+    step_tray_code: str | None = None
+    step_target_cargo_space_id: str | None = None
+    step_source_cargo_space_id: str | None = None
     # The workflow's first step other than this one that is not COMPLETED (by step_no): the step
     # the advancement dispatches next; None when this is the last one left.
     next_step_id: int | None = None
@@ -225,9 +256,26 @@ def lock_and_read_target(workflow_id: int, step_id: int, job_id: str, *, wait: b
     return locked[0][1], CallbackTarget(*target, evidence=evidence)
 
 
-def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
-                     receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False,
-                     receipt_with_effect: bool = False) -> CallbackResult:
+def process_callback(*, request: JobFinishRequest | JobStatusRequest, **kw) -> CallbackResult:
+    """`_process_callback` with the callback's log context: its lines carry the WCS's event_id
+    and, once the step is read, its tray, source and target (recovery/logcontext.py)."""
+    token = load_var.set({"event_id": request.event_id})
+    try:
+        return _process_callback(request=request, **kw)
+    finally:
+        load_var.reset(token)
+
+
+def _log_load(target: "CallbackTarget | None") -> None:
+    load = load_var.get()
+    if load is not None and target is not None and target.step_id is not None:
+        load.update(tray_code=target.step_tray_code, source=target.step_source_cargo_space_id,
+                    target=target.step_target_cargo_space_id)
+
+
+def _process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequest, under_lock,
+                      receipt_kw: dict, before_lock=None, evidence_with_lock: bool = False,
+                      receipt_with_effect: bool = False, report_check=None) -> CallbackResult:
     """The shared frame of both callbacks: parse the id, lock the workflow row first (with a
     lock timeout), read what the job names, hand over to `under_lock`, record the receipt.
 
@@ -239,7 +287,12 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
     (`lock_and_read_target`); `evidence_with_lock` adds the workflow's evidence to that trip for a
     callback that usually needs it. With `receipt_with_effect`, `under_lock` is also given
     `receipt` so it can write the receipt in the round trip of its effect; a result it recorded
-    says so (`recorded`)."""
+    says so (`recorded`).
+
+    `report_check`, when given, may refuse the report itself from what the job names, before the
+    workflow's state is considered (a job-finish naming another tray or place: REPORT_MISMATCH), so
+    a repeat of a refused report gets the same answer whether or not recovery paused the workflow
+    since."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -269,9 +322,13 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
             if status is None:
                 status, target = lock_and_read_target(workflow_id, step_id, job_id, wait=True,
                                                       with_evidence=evidence_with_lock)
+            _log_load(target)
             if status is None or target.step_id is None:
                 result = CallbackResult(404, Outcome.UNKNOWN_JOB,
                                         f"unknown job {job_id}: no such workflow step", job_id)
+            elif report_check is not None and target.job_exists and (
+                    refused := report_check(request, workflow_id=workflow_id, step_id=step_id, target=target)):
+                result = refused
             elif status == TidyWorkflow.Status.PAUSED_RECOVERY:
                 # Before the job check: a report for a paused workflow's missing job is evidence too.
                 result = CallbackResult(
@@ -312,6 +369,14 @@ def process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusRequ
 
 
 # --- jobFinish ---------------------------------------------------------------------------------
+
+
+def consistent_move(decision, evidence: TidyRecoveryEvidence) -> bool:
+    """Whether the workflow's current move is one a callback may act on: a matching active job in
+    the pre-move state. An earlier finish report that named another tray or place does not stop a
+    new report (a finish that now agrees supersedes it); only the recovery cycle pauses for it."""
+    return decision.rule is Rule.ACTIVE_JOB_PRE_MOVE or (
+        decision.rule is Rule.WCS_REPORT_MISMATCH and evidence.pre_move_state)
 
 
 def _finish_answer(request: JobFinishRequest, workflow_id: int, step_id: int, code: int, outcome: str, message: str,
@@ -396,7 +461,7 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
                       f"step {target.step_no} is {evidence.step.status}; only a DISPATCHED step can finish")
     decision = decide(evidence)
     if target.active_status is not None:
-        if decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+        if not consistent_move(decision, evidence):
             return answer(409, Outcome.REFUSED_CONFLICT, f"the move cannot be completed: {decision.explanation}",
                           reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
         moved = True
@@ -436,11 +501,39 @@ def finish_under_lock(request: JobFinishRequest, *, workflow_id: int, step_id: i
     return result
 
 
+def finish_report_mismatch(request: JobFinishRequest, *, workflow_id: int, step_id: int,
+                           target: CallbackTarget) -> CallbackResult | None:
+    """REPORT_MISMATCH (409, nothing moves) when the finish names another tray than the step's,
+    or, for MOVE_FINISHED, another place than the step's target; None when what it reports agrees
+    (or it reports neither). A location of another stage is recorded, not compared."""
+    tray_differs = request.tray_code is not None and request.tray_code != target.step_tray_code
+    compares_location = request.stage == "MOVE_FINISHED"
+    location_differs = (compares_location and request.location is not None
+                        and request.location != target.step_target_cargo_space_id)
+    if not (tray_differs or location_differs):
+        return None
+    expected = {"tray_code": target.step_tray_code,
+                "location": target.step_target_cargo_space_id if compares_location else None}
+    reported = {"tray_code": request.tray_code, "location": request.location}
+    differs = " and ".join(
+        part for part, on in ((f"tray {request.tray_code} (expected {target.step_tray_code})", tray_differs),
+                              (f"location {request.location} (expected {target.step_target_cargo_space_id})",
+                               location_differs)) if on)
+    return _finish_answer(request, workflow_id, step_id, 409, Outcome.REPORT_MISMATCH,
+                          f"job {request.job_id} reported {differs}: nothing moved; find the tray on the floor",
+                          expected=expected, reported=reported, inventory_moved=False)
+
+
 def job_finish_process(*, request: JobFinishRequest) -> CallbackResult:
+    # A finish that reports identity is compared under the lock, so it never takes the duplicate's
+    # lock-free answer (which knows nothing of trays and places).
+    reports_identity = request.tray_code is not None or request.location is not None
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_FINISH, request=request,
-                            under_lock=finish_under_lock, before_lock=finish_duplicate_before_lock,
+                            under_lock=finish_under_lock,
+                            before_lock=None if reports_identity else finish_duplicate_before_lock,
                             evidence_with_lock=True, receipt_with_effect=True,
-                            receipt_kw={"stage": request.stage, "event_id": request.event_id})
+                            report_check=finish_report_mismatch if reports_identity else None,
+                            receipt_kw=request.receipt_kw())
 
 
 # --- job status --------------------------------------------------------------------------------
@@ -456,6 +549,13 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
         return CallbackResult(code, outcome, message, job_id, workflow_id, step_id,
                               extra={"job_status": target.active_status, **extra})
 
+    if request.sequence is not None:
+        # Explicit order: the WCS's own sequence decides, not arrival (docs/architecture.md §8).
+        highest = job_highest_sequence(job_id)
+        if highest is not None and request.sequence <= highest:
+            return answer(200, Outcome.STALE_REPORT,
+                          f"job {job_id}: report {request.sequence} is not newer than report {highest}; "
+                          "nothing changed", highest_sequence=highest)
     if target.active_status is None:
         return answer(409, Outcome.REFUSED_CONFLICT,
                       f"job {job_id} is finished (archived): a status report cannot reopen it")
@@ -472,7 +572,7 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                       f"an older report ({new}) never moves it backwards")
     evidence = evidence_for_workflow_under_lock(workflow_id)
     decision = decide(evidence)
-    if evidence.step is None or evidence.step.step_id != step_id or decision.rule is not Rule.ACTIVE_JOB_PRE_MOVE:
+    if evidence.step is None or evidence.step.step_id != step_id or not consistent_move(decision, evidence):
         return answer(409, Outcome.REFUSED_CONFLICT,
                       f"job {job_id} is not the workflow's current, consistent move: {decision.explanation}",
                       reason=decision.reason.value if decision.reason else None, rule=decision.rule.value)
@@ -501,7 +601,17 @@ def status_duplicate_before_lock(request: JobStatusRequest, *, workflow_id: int,
     return result
 
 
+def job_highest_sequence(job_id: str) -> int | None:
+    """The highest sequence recorded for the job's reports (either endpoint); None when none carried one."""
+    with connection.cursor() as cursor:
+        cursor.execute(wms_sql.JOB_HIGHEST_SEQUENCE, {"job_id": job_id})
+        return cursor.fetchone()[0]
+
+
 def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
+    # A report with a sequence is judged against the job's highest under the lock (a stale one is
+    # STALE_REPORT even when its status is the job's), never by the duplicate's lock-free answer.
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_STATUS, request=request,
-                            under_lock=status_under_lock, before_lock=status_duplicate_before_lock,
-                            receipt_kw={"job_status": request.status, "event_id": request.event_id})
+                            under_lock=status_under_lock,
+                            before_lock=status_duplicate_before_lock if request.sequence is None else None,
+                            receipt_kw=request.receipt_kw())

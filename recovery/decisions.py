@@ -32,6 +32,7 @@ class Reason(StrEnum):
     JOB_MISMATCH = "RECOVERY_JOB_MISMATCH"
     ACTIVE_EVIDENCE_INVALID = "RECOVERY_ACTIVE_EVIDENCE_INVALID"
     FINISH_EVIDENCE_INVALID = "RECOVERY_FINISH_EVIDENCE_INVALID"
+    WCS_REPORT_MISMATCH = "RECOVERY_WCS_REPORT_MISMATCH"
 
 
 class Rule(StrEnum):
@@ -43,6 +44,7 @@ class Rule(StrEnum):
     ACTIVE_AND_FINISHED = "active-and-finished-job"
     ACTIVE_JOB_MISMATCH = "active-job-mismatch"
     ACTIVE_JOB_BAD_STATUS = "active-job-status-invalid"
+    WCS_REPORT_MISMATCH = "active-job-wcs-report-mismatch"
     ACTIVE_JOB_PRE_MOVE = "active-job-pre-move"
     ACTIVE_JOB_NOT_PRE_MOVE = "active-job-not-pre-move"
     FINISH_JOB_MISMATCH = "finish-job-mismatch"
@@ -91,6 +93,7 @@ ACTIVE_JOB_MATCH = tuple(f"active.{name}" for name in _MATCH)
 FINISH_JOB_MATCH = tuple(f"finish.{name}" for name in _MATCH)
 JOB_PRESENCE = ("active.present", "finish.present")
 INVENTORY = ("stock.rows", "stock.at_source", "stock.at_target", "source.tray", "target.tray")
+WCS_REPORT = ("wcs_report.tray", "wcs_report.location")  # the job's latest finish report
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,12 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec(Rule.ACTIVE_JOB_BAD_STATUS, Action.PAUSE, Reason.ACTIVE_EVIDENCE_INVALID, gettext_noop(
         "The matching active job's status is not 1, 2 or 3."),
         Facts(always=("active.status",))),
+    # The WCS reported the move finished with another tray or at another place: the WMS is
+    # consistent, the floor may not be (the callback refused it; only recovery pauses).
+    RuleSpec(Rule.WCS_REPORT_MISMATCH, Action.PAUSE, Reason.WCS_REPORT_MISMATCH, gettext_noop(
+        "The job is still active, and the WCS's latest finish report for it named another tray or place than "
+        "the step."),
+        Facts(always=WCS_REPORT)),
     RuleSpec(Rule.ACTIVE_JOB_PRE_MOVE, Action.LEAVE, None, gettext_noop(
         "A matching active job (status 1-3) with stock, source and target in the pre-move state.")),
     RuleSpec(Rule.ACTIVE_JOB_NOT_PRE_MOVE, Action.PAUSE, Reason.ACTIVE_EVIDENCE_INVALID, gettext_noop(
@@ -237,12 +246,15 @@ def decide(evidence: TidyRecoveryEvidence | ClassificationEvidence) -> Decision:
     if active is not None and finished is not None:
         return _DECISIONS[Rule.ACTIVE_AND_FINISHED]
 
-    # 4. An active job: it must match, have a live status and sit in the pre-move state.
+    # 4. An active job: it must match, have a live status, not have been reported finished with
+    # another tray or place, and sit in the pre-move state.
     if active is not None:
         if not evidence.job_matches(active):
             return _DECISIONS[Rule.ACTIVE_JOB_MISMATCH]
         if active.status not in ACTIVE_JOB_STATUSES:
             return _DECISIONS[Rule.ACTIVE_JOB_BAD_STATUS]
+        if evidence.finish_report_mismatch:
+            return _DECISIONS[Rule.WCS_REPORT_MISMATCH]
         if evidence.pre_move_state:
             return _DECISIONS[Rule.ACTIVE_JOB_PRE_MOVE]
         return _DECISIONS[Rule.ACTIVE_JOB_NOT_PRE_MOVE]

@@ -132,6 +132,11 @@ class TidyRecoveryEvidence(EvidenceTerms):
     source_tray_code: str | None
     target_exists: bool
     target_tray_code: str | None
+    # The active job's latest finish report from the WCS (none since an operator answered the step
+    # on the floor): whether it named another tray or place than the step's, and what it named.
+    finish_report_mismatch: bool = False
+    finish_report_tray_code: str | None = None
+    finish_report_location: str | None = None
 
     def job_mismatches(self, job: JobEvidence | None) -> list[str]:
         """Fields of `job` that differ from the step (empty when the job is a match)."""
@@ -187,7 +192,7 @@ class ClassificationEvidence(
     namedtuple("ClassificationEvidence", [
         "workflow_id", "workflow_status", "active_tidy_job_count", "step", "active_job", "finish_job",
         "finish_job_count", "stock_rows", "stock_at_source", "stock_at_target", "source_tray_code",
-        "target_tray_code"]),
+        "target_tray_code", "finish_report_mismatch"]),
     EvidenceTerms,
 ):
     """The fields of TidyRecoveryEvidence that decide() reads, and only those: what the recovery
@@ -229,6 +234,8 @@ _EVIDENCE_KEYS = {
     "stock_rows": "stock_rows", "stock_at_source": "stock_at_source", "stock_at_target": "stock_at_target",
     "source_exists": "source_exists", "source_tray_code": "source_tray_code",
     "target_exists": "target_exists", "target_tray_code": "target_tray_code",
+    "finish_report_mismatch": "finish_report_mismatch", "finish_report_tray_code": "finish_report_tray_code",
+    "finish_report_location": "finish_report_location",
 }
 
 

@@ -3,7 +3,9 @@
 A request's id (console.request_id), a recovery cycle's id and a django-q2 task's id live in
 context variables; `ContextFilter`, installed on the log handler, copies them onto every record,
 so each line of one request or one cycle can be found together. `workflow_id`, `step_id` and
-`job_id` come with the call (`log.info(..., extra={...})`) where they are known.
+`job_id` come with the call (`log.info(..., extra={...})`) where they are known, and so do the
+step's `tray_code`, `source` and `target`; a WCS callback's lines also carry those and the WCS's
+`event_id` from `load_var` once the callback knows them.
 
 No Django import here: deploy/gunicorn.conf.py builds its logging from `logging_config` too.
 """
@@ -17,6 +19,10 @@ LOG_FORMATS = ("json", "text")
 request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
 cycle_id_var: ContextVar[int | None] = ContextVar("cycle_id", default=None)
 task_id_var: ContextVar[str | None] = ContextVar("task_id", default=None)
+# What a WCS callback is about, once known (the step's tray, source and target, the WCS's own
+# event_id): every line logged while it runs carries them (recovery.callbacks sets it).
+load_var: ContextVar[dict | None] = ContextVar("load", default=None)
+LOAD_FIELDS = ("tray_code", "source", "target", "event_id")
 
 # Always present on a JSON line (null when unknown), so a log reader can rely on the keys.
 ALWAYS = ("request_id",)
@@ -33,6 +39,11 @@ class ContextFilter(logging.Filter):
         task_id = task_id_var.get()
         if task_id is not None and getattr(record, "task_id", None) is None:
             record.task_id = task_id
+        load = load_var.get()
+        if load:
+            for name, value in load.items():
+                if value is not None and getattr(record, name, None) is None:
+                    setattr(record, name, value)
         return True
 
 

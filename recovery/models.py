@@ -296,6 +296,8 @@ class CallbackReceipt(models.Model):
         BAD_REQUEST = "BAD_REQUEST"  # 400
         UNAVAILABLE = "UNAVAILABLE"  # 503: lock timeout or database failure; nothing changed
         UNAUTHORIZED = "UNAUTHORIZED"  # 401: per endpoint and minute, counted in request_count
+        REPORT_MISMATCH = "REPORT_MISMATCH"  # 409: job-finish named another tray or place than the step's
+        STALE_REPORT = "STALE_REPORT"  # 200: job-status with a sequence not above the job's highest; nothing changed
 
     received_at = models.DateTimeField(auto_now_add=True)
     endpoint = models.CharField(max_length=16, choices=Endpoint.choices)
@@ -312,12 +314,26 @@ class CallbackReceipt(models.Model):
     duration_ms = models.FloatField(null=True, blank=True)
     remote_addr = models.GenericIPAddressField(null=True, blank=True, help_text="UNAUTHORIZED: the last sender")
     request_count = models.PositiveIntegerField(default=1, db_default=1, help_text="requests this row stands for")
+    # The WCS's own order of its reports about one job (docs/architecture.md §8 "Explicit order").
+    sequence = models.BigIntegerField(null=True, blank=True, help_text="the report's sequence, when sent")
+    # Load identity and delivery point as the WCS reported them (job-finish), and, for a
+    # REPORT_MISMATCH, both sides: {"expected": {...}, "reported": {...}}.
+    tray_code = models.CharField(max_length=200, blank=True, default="", db_default="",
+                                 help_text="job-finish: the tray the WCS delivered")
+    location = models.CharField(max_length=200, blank=True, default="", db_default="",
+                                help_text="job-finish: the cargo space the WCS delivered to")
+    mismatch = models.JSONField(null=True, blank=True, help_text="REPORT_MISMATCH: expected and reported")
+    # The top-level fields the request carried that the contract does not know, as metric label
+    # values (cut to 64 characters, or "other"): counted, never evidence (the tolerant reader).
+    unknown_fields = models.JSONField(null=True, blank=True, help_text="unknown top-level field names")
 
     class Meta:
         ordering = ["-received_at", "-id"]
         indexes = [
             models.Index(fields=["workflow_id", "-received_at"], name="callback_receipt_wf_idx"),
             models.Index(fields=["-received_at"], name="callback_receipt_time_idx"),
+            # A job's reports, newest first: its highest sequence and its latest finish report.
+            models.Index(fields=["job_id", "-id"], name="callback_receipt_job_idx"),
         ]
 
     def __str__(self):

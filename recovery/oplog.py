@@ -30,7 +30,8 @@ def log_recovery_result(*, cycle_id: int | None, result, classified=None) -> Non
     """`result`: a workflow's ReconcileResult; `classified`: the ClassificationEvidence the cycle
     classified it on, if any (the step is named from the evidence read under the lock first)."""
     evidence = result.evidence or classified
-    step_id = evidence.step.step_id if evidence is not None and evidence.step else None
+    step = evidence.step if evidence is not None else None
+    step_id = step.step_id if step else None
     decision = result.decision
     decisions.info(
         "recovery decision for workflow %s: %s%s (%s)", result.workflow_id,
@@ -41,7 +42,10 @@ def log_recovery_result(*, cycle_id: int | None, result, classified=None) -> Non
                "cycle_id": cycle_id, "outcome": result.outcome.value,
                "decision": decision.action.value if decision else None,
                "reason": decision.reason.value if decision and decision.reason else None,
-               "rule": decision.rule.value if decision else None})
+               "rule": decision.rule.value if decision else None,
+               "tray_code": step.tray_code if step else None,
+               "source": step.cargo_space_id if step else None,
+               "target": step.target_cargo_space_id if step else None})
 
 
 @receiver(pre_execute)

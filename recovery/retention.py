@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from recovery import retention_sql
+from recovery.callbacks import DURATION_BUCKETS
 from recovery.schedule import ensure_schedule
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,10 @@ BATCH_SIZE = 1000
 # Stop deleting after this long (well under the cluster's task timeout); the next run goes on.
 RUN_BUDGET_SECONDS = 30.0
 
-# Per journal, the statements that fold it, all under its one watermark.
-FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS,),
+# Per journal, the statements that fold it, all under its one watermark: a callback receipt is
+# counted in its outcome, its unknown fields and its duration before it can be deleted.
+FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS, retention_sql.FOLD_CALLBACK_UNKNOWN_FIELDS,
+                       retention_sql.FOLD_CALLBACK_DURATIONS),
          "decisions": (retention_sql.FOLD_DECISIONS,),
          "outbound": (retention_sql.FOLD_OUTBOUND,)}
 
@@ -55,7 +58,7 @@ def journal_fold(*, now=None) -> dict:
             since = cursor.fetchone()[0]
             if since < until:
                 for statement in statements:
-                    cursor.execute(statement, {"since": since, "until": until})
+                    cursor.execute(statement, {"since": since, "until": until, "bounds": list(DURATION_BUCKETS)})
                 cursor.execute(retention_sql.MOVE_FOLD_MARK, {"journal": journal, "until": until})
                 since = until
             marks[journal] = since

@@ -24,6 +24,7 @@ CASES: dict[str, Rule] = {
     "completed_job_active": Rule.COMPLETED_WITH_ACTIVE_JOB,
     "active_not_pre_move": Rule.ACTIVE_JOB_NOT_PRE_MOVE,
     "active_bad_status": Rule.ACTIVE_JOB_BAD_STATUS,
+    "wcs_report_mismatch": Rule.WCS_REPORT_MISMATCH,
     "finish_terminal": Rule.FINISH_JOB_TERMINAL,
     "finish_terminal_last": Rule.FINISH_JOB_TERMINAL,
     "active_mismatch": Rule.ACTIVE_JOB_MISMATCH,
@@ -197,6 +198,22 @@ class WarehouseBuilder:
         built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
         self.job(built, 0, status=9)
         return built
+
+    def _build_wcs_report_mismatch(self, **kw) -> Built:
+        """A consistent move whose job the WCS reported finished with another tray (the callback
+        answered REPORT_MISMATCH and moved nothing): the receipt is what the callback wrote."""
+        built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)
+        self.job(built, 0, status=3)
+        self.wcs_report_mismatch(built, 0, tray_code=f"{self.prefix}T-ELSEWHERE")
+        return built
+
+    def wcs_report_mismatch(self, built: Built, step_index: int, *, tray_code: str) -> None:
+        """The receipt of a job-finish that named `tray_code` instead of the step's tray."""
+        move = built.moves[step_index]
+        self._x(wms_sql.BUILDER_WCS_REPORT_MISMATCH, {
+            "w": built.workflow_id, "s": built.step_ids[step_index],
+            "j": tidy_job_id(built.workflow_id, built.step_ids[step_index]), "tray": tray_code,
+            "location": move.target, "expected_tray": move.tray_code})
 
     def _build_finish_terminal(self, **kw) -> Built:
         built = self.workflow(moves=self._two_moves(), step_statuses=["DISPATCHED", "PENDING"], **kw)

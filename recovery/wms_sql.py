@@ -319,13 +319,17 @@ SELECT set_config('lock_timeout', %(lock_timeout)s, true)
 # workflow the job id names), the job in both job tables (primary key / mydo_job_finish_job_id_idx)
 # and the step ADVANCE_WORKFLOW would dispatch once this one is COMPLETED (the first other step not
 # COMPLETED, by step_no; tidy_step_workflow_step_no_key), so a jobFinish's receipt can name the
-# next job in the same round trip as the advancement (docs/architecture.md §8).
+# next job in the same round trip as the advancement (docs/architecture.md §8). The step's tray and
+# target are what a job-finish's reported tray_code and location are compared with.
 CALLBACK_TARGET = """
 SELECT s.step_id,
        s.step_no,
        s.status AS step_status,
        (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
        (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
+       s.tray_code,                -- CallbackTarget.step_tray_code (read by position)
+       s.target_cargo_space_id,
+       s.cargo_space_id,
        (SELECT n.step_id
         FROM alg.tidy_step AS n
         WHERE n.workflow_id = %(workflow_id)s
@@ -340,20 +344,24 @@ LEFT JOIN alg.tidy_step AS s
 """
 
 # CALLBACK_TARGET's columns: the first ones of callback_target_and_evidence()'s row.
-CALLBACK_TARGET_COLUMNS = 6
+CALLBACK_TARGET_COLUMNS = 9
 
 
 def _compact(sql: str) -> str:
-    """`sql` without indentation, blank lines and `--` comments (outside quoted literals)."""
+    """`sql` without indentation, blank lines, `--` comments and runs of spaces (outside quoted
+    literals): the alignment that makes the files readable would not fit psycopg's parse cache."""
     lines = []
     for line in sql.splitlines():
-        quoted = False
+        quoted, out = False, []
         for i, ch in enumerate(line):
             if ch == "'":
                 quoted = not quoted
             elif ch == "-" and not quoted and line.startswith("--", i):
-                line = line[:i]
                 break
+            elif ch == " " and not quoted and out and out[-1] == " ":
+                continue
+            out.append(ch)
+        line = "".join(out)
         if line.strip():
             lines.append(line.strip() + "\n")
     return "".join(lines)
@@ -413,9 +421,11 @@ def _receipt_from_probe(*, message: str, proven: str) -> str:
     `proven` holds for it (a CTE of FINISH_DUPLICATE_ANSWER and STATUS_DUPLICATE_ANSWER)."""
     return f"""    INSERT INTO recovery_callbackreceipt (
         received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-        wcs_event_id, http_status, outcome, message, payload, duration_ms)
+        wcs_event_id, http_status, outcome, message, payload, duration_ms,
+        sequence, tray_code, location, mismatch, unknown_fields)
     SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-           %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s
+           %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s,
+           %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb
     FROM probe AS p
     WHERE {proven}
     LIMIT 1
@@ -961,7 +971,9 @@ TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCAD
 SIMULATOR_ACTIVE_JOBS = """
 SELECT j.job_id,
        j.status,
-       s.workflow_id
+       s.workflow_id,
+       j.tray_code,
+       j.target_cargo_space_id
 FROM mydo_job AS j
 JOIN alg.tidy_step AS s
     ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
@@ -1012,13 +1024,43 @@ ORDER BY random()
 LIMIT %(limit)s
 """
 
+# The demo's receipt of a job-finish that named another tray (%(tray)s) than the step's: what the
+# callback writes for a REPORT_MISMATCH (recovery.callbacks.finish_report_mismatch).
+BUILDER_WCS_REPORT_MISMATCH = """
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, wcs_event_id,
+                                      http_status, outcome, message, payload, duration_ms, tray_code, location,
+                                      mismatch)
+VALUES (now(), 'job-finish', %(j)s, %(w)s, %(s)s, 'MOVE_FINISHED', '', 409, 'REPORT_MISMATCH',
+        'job ' || %(j)s || ' reported tray ' || %(tray)s || ' (expected ' || %(expected_tray)s || '): nothing moved',
+        jsonb_build_object('job_id', %(j)s, 'stage', 'MOVE_FINISHED', 'tray_code', %(tray)s::text,
+                           'location', %(location)s::text),
+        1.0, %(tray)s, %(location)s,
+        jsonb_build_object('expected', jsonb_build_object('tray_code', %(expected_tray)s::text,
+                                                          'location', %(location)s::text),
+                           'reported', jsonb_build_object('tray_code', %(tray)s::text,
+                                                          'location', %(location)s::text)))
+"""
+
 # The console's receipt of a WCS callback (recovery_callbackreceipt, a Django model): written
 # with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
 INSERT_CALLBACK_RECEIPT = """
 INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-                                      wcs_event_id, http_status, outcome, message, payload, duration_ms)
+                                      wcs_event_id, http_status, outcome, message, payload, duration_ms,
+                                      sequence, tray_code, location, mismatch, unknown_fields)
 VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s)
+        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s,
+        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb)
+"""
+
+# The highest sequence recorded for one job's reports, of either endpoint (callback_receipt_job_idx).
+# A report that changed nothing because the server could not process it (UNAVAILABLE: the WCS
+# retries it) or could not read it does not count.
+JOB_HIGHEST_SEQUENCE = """
+SELECT max(sequence)
+FROM recovery_callbackreceipt
+WHERE job_id = %(job_id)s                                   -- callback_receipt_job_idx
+  AND sequence IS NOT NULL
+  AND outcome NOT IN ('UNAVAILABLE', 'BAD_REQUEST')
 """
 
 # The receipt and the workflow's resulting state (the callback's answer) in one round trip.

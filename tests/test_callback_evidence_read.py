@@ -91,7 +91,7 @@ def test_the_combined_read_gives_the_target_and_the_evidence_of_the_two_reads(wm
             assert combined == evidence and combined.fingerprint == evidence.fingerprint, b.kind
     # A step of no workflow: the target's row of NULLs and no evidence, as the two reads give.
     target, evidence = _target_and_evidence(424242, 7, "TDY-424242-7")
-    assert target == (None, None, None, None, 0, None) and evidence is None
+    assert target == (None, None, None, None, 0, None, None, None, None) and evidence is None
 
 
 def test_the_target_columns_are_callback_targets_columns(wms):

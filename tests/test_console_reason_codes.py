@@ -33,7 +33,12 @@ def test_every_pausing_rule_belongs_to_exactly_one_reason():
 def test_it_offers_re_issue_only_when_no_job_exists():
     assert [r for r in Reason if Correction.REISSUE in allowed_corrections(r.value)] == [Reason.JOB_MISSING]
     for reason in Reason:
-        assert {Correction.RECHECK, Correction.CANCEL, Correction.RECONCILE} <= set(allowed_corrections(reason))
+        # A WCS report mismatch: the WMS records are consistent, so a re-check would only find the
+        # same report; only the floor (a scanned reconcile) or a four-eyes cancel settles it.
+        floor_only = reason is Reason.WCS_REPORT_MISMATCH
+        assert ({Correction.CANCEL, Correction.RECONCILE} | (set() if floor_only else {Correction.RECHECK})
+                <= set(allowed_corrections(reason)))
+        assert (Correction.RECHECK not in allowed_corrections(reason)) is floor_only
         entry = CATALOG[reason]
         assert set(entry.corrections).isdisjoint(a.correction for a in entry.not_allowed)
         assert set(entry.corrections) | {a.correction for a in entry.not_allowed} == set(Correction)

@@ -167,13 +167,13 @@ def test_the_history_statement_reads_what_the_orm_reads(wms):
     assert _rows(t.active_job for t in detail.timeline if t.active_job) == _rows(
         MydoJob.objects.filter(job_id__in=job_ids))
     assert _rows(f for t in detail.timeline for f in t.finished_jobs) == _rows(
-        MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finished_at", "finish_id"))
+        MydoJobFinish.objects.filter(job_id__in=job_ids).order_by("finish_id"))
     assert len(detail.timeline[0].finished_jobs) == 2
-    events = TidyCallbackEvent.objects.filter(workflow_id=wid).order_by("received_at", "event_id")
+    events = TidyCallbackEvent.objects.filter(workflow_id=wid).order_by("event_id")
     assert _rows(detail.events) == _rows(events) and len(detail.events) == 2
     assert detail.events[0].payload == {"status": 4, "note": "<b>é</b>", "n": [1, 2.5, None]}
     assert _rows(detail.receipts) == _rows(
-        CallbackReceipt.objects.filter(workflow_id=wid).order_by("-received_at", "-id")[:100])
+        CallbackReceipt.objects.filter(workflow_id=wid).order_by("-id")[:100])
     assert len(detail.receipts) == 100 and {r.workflow_id for r in detail.receipts} == {wid}
     assert all(isinstance(r.received_at, type(start)) and r.received_at.tzinfo for r in detail.receipts)
 
@@ -213,3 +213,32 @@ def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_cl
     assert workflow_detail(workflow_id=other.workflow_id + 1000) is None
     assert supervisor_client.get(f"/workflows/{2**63}/").status_code == 404
     assert supervisor_client.get(f"/workflows/{2**63 - 1}/").status_code == 404
+
+
+def test_the_history_follows_the_journals_own_sequence_when_clocks_disagree(wms, supervisor_client):  # noqa: F811
+    """Receipts, events and archive rows are listed by their ids, the timestamps shown beside:
+    a report whose clock ran behind does not jump ahead of the one journaled before it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from recovery.models import TidyCallbackEvent
+
+    built = wms.build("finish_terminal_last")
+    wid = built.workflow_id
+    now = timezone.now()
+    first = CallbackReceipt.objects.create(endpoint="job-status", job_id="TDY-x", workflow_id=wid, http_status=200,
+                                           outcome="ACCEPTED", sequence=1)
+    second = CallbackReceipt.objects.create(endpoint="job-status", job_id="TDY-x", workflow_id=wid, http_status=200,
+                                            outcome="STALE_REPORT", sequence=2)
+    CallbackReceipt.objects.filter(pk=first.pk).update(received_at=now)
+    CallbackReceipt.objects.filter(pk=second.pk).update(received_at=now - timedelta(minutes=5))  # clock behind
+    wms.event(built, 1, stage="OUTBOUND_FINISHED")
+    TidyCallbackEvent.objects.filter(workflow_id=wid, stage="OUTBOUND_FINISHED").update(
+        received_at=now - timedelta(days=1))
+    detail = workflow_detail(workflow_id=wid)
+    assert [r.pk for r in detail.receipts] == [second.pk, first.pk]  # newest journal entry first
+    assert [e.stage for e in detail.events] == ["MOVE_FINISHED", "OUTBOUND_FINISHED"]
+    body = page(supervisor_client, wid)
+    assert body.index("STALE_REPORT") < body.index("ACCEPTED</strong>")
+    assert "sequence 2" in body

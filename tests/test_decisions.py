@@ -87,6 +87,24 @@ def test_it_pauses_an_active_job_that_differs_from_the_step(field, value):
     assert (d.action, d.reason, d.rule) == (Action.PAUSE, Reason.JOB_MISMATCH, Rule.ACTIVE_JOB_MISMATCH)
 
 
+@pytest.mark.parametrize("inventory", [PRE_MOVE, TERMINAL])
+def test_it_pauses_an_active_job_the_wcs_reported_finished_with_another_tray_or_place(inventory):
+    d = decide(evidence(**inventory, finish_report_mismatch=True, finish_report_tray_code="T-OTHER"))
+    assert (d.action, d.reason, d.rule) == (Action.PAUSE, Reason.WCS_REPORT_MISMATCH, Rule.WCS_REPORT_MISMATCH)
+
+
+def test_a_finish_report_that_agreed_leaves_the_active_job_to_the_other_rules():
+    d = decide(evidence(finish_report_mismatch=False, finish_report_tray_code="T1", finish_report_location="S2"))
+    assert d.rule is Rule.ACTIVE_JOB_PRE_MOVE
+
+
+def test_a_job_mismatch_or_bad_status_outranks_the_wcs_report():
+    assert decide(evidence(active_job=dataclasses.replace(JOB, tray_code="T9"),
+                           finish_report_mismatch=True)).rule is Rule.ACTIVE_JOB_MISMATCH
+    assert decide(evidence(active_job=dataclasses.replace(JOB, status=7),
+                           finish_report_mismatch=True)).rule is Rule.ACTIVE_JOB_BAD_STATUS
+
+
 def test_it_advances_a_matching_terminal_finish_job():
     d = decide(evidence(active_job=None, finish_job=FINISHED, finish_job_count=1, **TERMINAL))
     assert (d.action, d.rule) == (Action.ADVANCE, Rule.FINISH_JOB_TERMINAL)

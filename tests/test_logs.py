@@ -54,6 +54,8 @@ def test_a_callback_outcome_is_one_json_line_with_the_request_and_workflow_ids(w
     assert (line["request_id"], line["workflow_id"], line["step_id"], line["job_id"]) == (
         "wcs-42", built.workflow_id, built.step_ids[0], job_id)
     assert (line["level"], line["outcome"], line["http_status"]) == ("INFO", "REFUSED_PAUSED", 409)
+    move = built.moves[0]
+    assert (line["tray_code"], line["source"], line["target"]) == (move.tray_code, move.source, move.target)
     # Django's own line about the 409 comes after the middleware returned and still has the id.
     assert all(entry["request_id"] == "wcs-42" for entry in json_lines())
 
@@ -69,6 +71,8 @@ def test_a_recovery_decision_is_one_line_with_its_cycle(wms, json_lines):
     summary = [entry for entry in json_lines() if entry["logger"] == "recovery.cycle"]
     assert summary and all(entry["cycle_id"] == report.cycle_id for entry in summary)
     assert line["request_id"] is None  # not inside a request, and the key is still there
+    move = built.moves[0]
+    assert (line["tray_code"], line["source"], line["target"]) == (move.tray_code, move.source, move.target)
 
 
 def test_a_repair_attempt_is_one_line_after_its_audit_row(repair_db, operator, client, json_lines):
@@ -84,6 +88,19 @@ def test_a_repair_attempt_is_one_line_after_its_audit_row(repair_db, operator, c
     assert (line["workflow_id"], line["step_id"], line["job_id"]) == (wid, step, f"TDY-{wid}-{step}")
     assert (line["action"], line["outcome"], line["user"], line["request_id"]) == (
         "REISSUE", "APPLIED", operator.username, "op-1")
+    move = built.moves[0]
+    assert (line["tray_code"], line["source"], line["target"]) == (move.tray_code, move.source, move.target)
+
+
+def test_a_callback_line_carries_the_wcs_event_id_and_the_steps_places(wms, client, json_lines):
+    built = wms.build("healthy")
+    job_id = f"TDY-{built.workflow_id}-{built.step_ids[0]}"
+    response = post(client, "job-status", {"job_id": job_id, "status": 3, "event_id": "wcs-981"})
+    assert response.status_code == 200
+    line = _one(json_lines(), "recovery.callbacks")
+    move = built.moves[0]
+    assert (line["event_id"], line["tray_code"], line["source"], line["target"]) == (
+        "wcs-981", move.tray_code, move.source, move.target)
 
 
 @pytest.mark.parametrize("environ,expected", [

@@ -21,7 +21,7 @@ CONTRACT = [
     "tidy_notification_deliveries_total",
 ]
 REASONS = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_FINISH_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH",
-           "RECOVERY_JOB_MISSING"]
+           "RECOVERY_JOB_MISSING", "RECOVERY_WCS_REPORT_MISMATCH"]
 
 
 def scrape(client, **headers) -> dict:

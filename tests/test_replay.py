@@ -132,7 +132,8 @@ def test_it_flags_a_task_state_request_in_the_outbound_journal(wms):
 
 def test_it_knows_every_scenario_by_a_stable_name():
     assert [s.name for s in SCENARIOS] == [
-        "normal_automatic", "normal_manual", "repairable_completion", "missing_local_job", "observe_mode",
+        "normal_automatic", "normal_manual", "repairable_completion", "missing_local_job", "wcs_report_mismatch",
+        "observe_mode",
         "after_persistence_before_send", "after_execution_before_ack", "after_completion_before_notification",
         "lost_authority", "killed_in_callback", "killed_in_recovery", "connection_terminated_mid_cycle",
         "workflow_locked_longer_than_a_cycle", "repair_races_recovery_and_callback"]

@@ -87,6 +87,40 @@ def test_its_faults_never_move_inventory_twice_and_old_events_are_refused(wms, l
     assert tidy_job_id(wid, created.step_ids[0]) in sim.sent_late
 
 
+def test_with_identity_it_sends_tray_place_and_sequence_and_late_reports_are_stale(wms, live_server):
+    created, moves = create(wms, 2)
+    clock = FakeClock()
+    sim = WcsSimulator(console_url=live_server.url, token=TOKEN, seed=7, clock=clock, identity=True,
+                       faults=Faults(late=1.0, late_seconds=1))
+    drain(sim, clock, limit=200)
+    assert rows("SELECT status FROM alg.tidy_workflow") == [("COMPLETED",)]
+    finishes = list(CallbackReceipt.objects.filter(endpoint="job-finish").order_by("id")
+                    .values_list("tray_code", "location", "outcome"))
+    assert finishes == [(m.tray_code, m.target, "ACCEPTED") for m in moves]
+    statuses = list(CallbackReceipt.objects.filter(endpoint="job-status", job_id=created.first_job_id)
+                    .order_by("id").values_list("job_status", "sequence", "outcome"))
+    # "executing" (2nd report made) arrives first, "dispatched" (the 1st made) arrives late: stale.
+    assert statuses == [(3, 2, "ACCEPTED"), (2, 1, "STALE_REPORT")]
+    assert not CallbackReceipt.objects.filter(outcome="REFUSED_CONFLICT").exists()
+
+
+def test_on_request_it_reports_a_wrong_tray_once_and_recovery_pauses_the_workflow(wms, live_server):
+    from recovery.cycle import run_cycle
+
+    created, moves = create(wms, 2)
+    clock = FakeClock()
+    sim = WcsSimulator(console_url=live_server.url, token=TOKEN, seed=7, clock=clock, identity=True,
+                       faults=Faults(wrong_tray=1.0))
+    for _ in range(3):  # dispatched, executing, the finish with the wrong tray
+        sim.tick()
+    receipt = CallbackReceipt.objects.get(endpoint="job-finish")
+    assert (receipt.outcome, receipt.tray_code) == ("REPORT_MISMATCH", f"{moves[0].tray_code}-OTHER")
+    run_cycle()
+    assert rows("SELECT status, pause_reason FROM alg.tidy_workflow") == [
+        ("PAUSED_RECOVERY", "RECOVERY_WCS_REPORT_MISMATCH")]
+    assert stock_locations(moves[0].tray_code) == {moves[0].source}
+
+
 def test_it_leaves_paused_workflows_alone(wms, live_server):
     from recovery.cycle import run_cycle
 

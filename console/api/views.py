@@ -1,13 +1,17 @@
 """The WCS machine client's endpoints (thin: authenticate, parse, call one service, answer JSON).
 
 POST /api/wcs/job-finish  {"job_id": "TDY-<w>-<s>", "stage": "MOVE_FINISHED" | "OUTBOUND_FINISHED",
-                           "event_id": "..." (optional)}
-POST /api/wcs/job-status  {"job_id": "TDY-<w>-<s>", "status": 2 | 3, "event_id": "..." (optional)}
+                           "event_id": "...", "tray_code": "...", "location": "...", "sequence": n (optional)}
+POST /api/wcs/job-status  {"job_id": "TDY-<w>-<s>", "status": 2 | 3, "event_id": "...", "sequence": n (optional)}
+
+Other top-level fields are ignored and counted (console/api/parsing.py, the tolerant reader).
 
 Both need `Authorization: Bearer <WCS_CALLBACK_TOKEN>`. Answers: 200 (applied, or a duplicate
 that moved nothing) with the workflow's resulting state; 409 refused (paused workflow, evidence
-that does not allow it, a backwards status); 404 unknown job; 400 malformed (names the field);
-401 bad or missing token; 405 other methods; 413 a body over 64 KiB; 415 a body not sent as
+that does not allow it, a backwards status; REPORT_MISMATCH: another tray or place than the
+step's); 200 STALE_REPORT for a status whose sequence is not newer than the job's highest;
+404 unknown job; 400 malformed (names the field); 401 bad or missing token; 405 other methods;
+413 a body over 64 KiB; 415 a body not sent as
 application/json; 503 busy or database failure (nothing changed, retry). The published contract
 is docs/wcs-api.openapi.json (served at /api/wcs/openapi.json). Every authenticated request is
 recorded as a CallbackReceipt; a 401 is counted in one UNAUTHORIZED receipt per endpoint and minute.
@@ -72,7 +76,7 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
         parsed = parse(_json_body(request))
     except BadCallback as exc:
         bad_request_record(endpoint=endpoint, field_name=exc.field, message=exc.message, payload=exc.payload,
-                           started=started, http_status=exc.status)
+                           started=started, http_status=exc.status, unknown_fields=exc.unknown_fields)
         error = {400: "bad_request", 413: "payload_too_large", 415: "unsupported_media_type"}[exc.status]
         return JsonResponse({"error": error, "field": exc.field, "message": exc.message}, status=exc.status)
     result = process(request=parsed)

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from console import console_sql
@@ -23,6 +23,7 @@ from console.notifications.selectors import open_notification_counts
 from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
+from recovery.callbacks import DURATION_BUCKETS
 from recovery.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
 
@@ -61,6 +62,9 @@ class MetricsSnapshot:
     outbound: dict[tuple[str, str], int] = field(default_factory=dict)
     jobs_in_progress: int = 0
     job_age_quantiles: dict[str, float] = field(default_factory=dict)
+    callback_unknown_fields: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Per endpoint: each bucket's own count by upper bound (math.inf last) and the sum in seconds.
+    callback_durations: dict[str, tuple[dict[float, float], float]] = field(default_factory=dict)
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -115,9 +119,39 @@ def metrics_snapshot() -> MetricsSnapshot:
         ages = active_job_ages(cursor)
         snap.jobs_in_progress = ages.in_progress
         snap.job_age_quantiles = ages.quantiles()
+        cursor.execute(console_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
+        for endpoint, name, total in cursor.fetchall():
+            snap.callback_unknown_fields[(endpoint, name)] = total
+        snap.callback_durations = _callback_durations(cursor)
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
     return snap
+
+
+def _callback_durations(cursor) -> dict[str, tuple[dict[float, float], float]]:
+    bounds = (*DURATION_BUCKETS, math.inf)
+    durations = {e.value: (dict.fromkeys(bounds, 0.0), 0.0) for e in CallbackReceipt.Endpoint}
+    cursor.execute(console_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS)})
+    for endpoint, bucket, total in cursor.fetchall():
+        counts, seconds = durations.setdefault(endpoint, (dict.fromkeys(bounds, 0.0), 0.0))
+        if bucket == "_sum_us":
+            durations[endpoint] = (counts, seconds + total / 1_000_000)
+        else:
+            counts[float(bucket)] = counts.get(float(bucket), 0.0) + total
+    return durations
+
+
+def _duration_histogram(durations: dict[str, tuple[dict[float, float], float]]) -> HistogramMetricFamily:
+    histogram = HistogramMetricFamily("tidy_callback_duration_seconds",
+                                      "Time the console took to answer an authenticated WCS callback, per endpoint.",
+                                      labels=["endpoint"])
+    for endpoint, (counts, seconds) in sorted(durations.items()):
+        cumulative, buckets = 0.0, []
+        for bound in sorted(counts):
+            cumulative += counts[bound]
+            buckets.append(("+Inf" if bound == math.inf else repr(bound), cumulative))
+        histogram.add_metric([endpoint], buckets, seconds)
+    return histogram
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -162,6 +196,14 @@ class ConsoleCollector(Collector):
         for (endpoint, outcome), total in sorted(s.callbacks.items()):
             callbacks.add_metric([endpoint, outcome], total)
         yield callbacks
+        unknown = CounterMetricFamily("tidy_callback_unknown_fields",
+                                      "Top-level fields of WCS callbacks the contract does not name (ignored), per "
+                                      "endpoint and field (cut to 64 characters; 'other' past 50 names a process).",
+                                      labels=["endpoint", "field"])
+        for (endpoint, name), total in sorted(s.callback_unknown_fields.items()):
+            unknown.add_metric([endpoint, name], total)
+        yield unknown
+        yield _duration_histogram(s.callback_durations)
         notifications = GaugeMetricFamily("tidy_notifications_open",
                                           "Notifications open (neither acknowledged nor resolved), per event.",
                                           labels=["event"])

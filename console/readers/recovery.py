@@ -97,7 +97,10 @@ def recent_cycles(*, limit: int = 50) -> list[RecoveryCycle]:
 
 
 REFUSAL_WINDOW = timedelta(hours=24)
-ACCEPTED_OUTCOMES = (CallbackReceipt.Outcome.ACCEPTED, CallbackReceipt.Outcome.DUPLICATE)
+# A stale report (an older sequence than the job's highest) is late delivery, not a refusal: it
+# changed nothing and WCS and WMS do not disagree.
+ACCEPTED_OUTCOMES = (CallbackReceipt.Outcome.ACCEPTED, CallbackReceipt.Outcome.DUPLICATE,
+                     CallbackReceipt.Outcome.STALE_REPORT)
 
 
 @dataclass(frozen=True)

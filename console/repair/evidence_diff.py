@@ -76,6 +76,8 @@ FIELD_LABELS = {
     "in_or_out": _("in or out"), "status": _("status"), "tray_code": _("tray code"),
     "cargo_space_id": _("cargo space id"), "target_cargo_space_id": _("target cargo space id"),
     "step_id": _("step id"), "step_no": _("step no"),
+    "finish_report_mismatch": _("WCS finish report mismatched"),
+    "finish_report_tray_code": _("WCS reported tray"), "finish_report_location": _("WCS reported place"),
 }
 
 

@@ -15,6 +15,15 @@ from recovery.models import tidy_job_id
 log = logging.getLogger("console.repair")
 
 
+def _step_places(evidence) -> dict:
+    """The tray, source and target of the step the repair was made on (its journaled evidence)."""
+    step = evidence.get("step") if isinstance(evidence, dict) else None
+    if not isinstance(step, dict):
+        return {}
+    return {"tray_code": step.get("tray_code"), "source": step.get("cargo_space_id"),
+            "target": step.get("target_cargo_space_id")}
+
+
 @receiver(post_save, sender=RepairAudit)
 def log_repair_attempt(sender, instance: RepairAudit, created: bool, **kwargs):
     if not created:
@@ -26,6 +35,7 @@ def log_repair_attempt(sender, instance: RepairAudit, created: bool, **kwargs):
         if instance.workflow_id and instance.step_id else None,
         "audit_id": instance.pk, "action": instance.action, "stage": instance.stage,
         "outcome": instance.outcome, "reason_code": instance.reason_code, "user": instance.username,
+        **_step_places(instance.evidence_before),
     }
     message = (f"repair {instance.action} ({instance.stage}) on workflow {instance.workflow_id} by "
                f"{instance.username}: {instance.outcome}")

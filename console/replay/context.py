@@ -262,7 +262,9 @@ class ScenarioContext:
 
     def finish(self, job_id: str, **kw) -> tuple[int | None, dict | str]:
         event_id = kw.pop("event_id", f"replay-{job_id}-finish")
-        return self.wcs_post("job-finish", {"job_id": job_id, "stage": "MOVE_FINISHED", "event_id": event_id}, **kw)
+        identity = {name: kw.pop(name) for name in ("tray_code", "location") if name in kw}
+        return self.wcs_post("job-finish", {"job_id": job_id, "stage": "MOVE_FINISHED", "event_id": event_id,
+                                            **identity}, **kw)
 
     def report_status(self, job_id: str, status: int, **kw) -> tuple[int | None, dict | str]:
         return self.wcs_post("job-status", {"job_id": job_id, "status": status,

@@ -246,6 +246,46 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     ctx.observe(f"restart paused the workflow with {JOB_MISSING}; locks retained through later cycles")
 
 
+# --- load identity (docs/architecture.md §8 "Load identity and delivery point") -------------------
+
+WCS_MISMATCH = SPEC_BY_RULE[Rule.WCS_REPORT_MISMATCH]
+
+
+def wcs_report_mismatch(ctx: ScenarioContext) -> None:
+    ctx.ensure_wms()
+    created = ctx.create_workflow(steps=2)
+    before = ctx.state([created.workflow_id])
+    since = ctx.now()
+    web = ctx.ensure_web()
+    sim = ctx.procs.start_simulator(web, extra_args=["--identity", "--wrong-tray", "1", "--seed", "7"])
+    reason = WCS_MISMATCH.reason.value
+    try:
+        ctx.wait_until(f"workflow {created.workflow_id} paused with {reason}",
+                       lambda: ctx.workflow_status(created.workflow_id) == ("PAUSED_RECOVERY", reason), timeout=90)
+    finally:
+        ctx.procs.stop(sim)
+    st = ctx.state([created.workflow_id])
+    job, move = created.job(0), created.moves[0]
+    ctx.equal(f"{job}: the simulator's finish named another tray and was answered REPORT_MISMATCH",
+              _receipts(st, job), ["REPORT_MISMATCH"])
+    check_not_moved(ctx, created, 0, st)
+    ctx.equal("the job is still active", [j["job_id"] for j in st["active_jobs"]], [job])
+    ctx.equal("every lock retained", st["space_locks"], before["space_locks"])
+    ctx.equal("one PAUSE decision journaled, by recovery",
+              [(d["action"], d["reason"]) for d in _decisions(created.workflow_id, since)],
+              [(WCS_MISMATCH.action.value, reason)])
+    status, body = ctx.finish(job, tray_code=f"{move.tray_code}-OTHER", location=move.target,
+                              note="the WCS repeats its report")
+    ctx.equal("a repeat of the report gets the same answer, 409 REPORT_MISMATCH",
+              (status, body.get("outcome") if isinstance(body, dict) else body), (409, "REPORT_MISMATCH"))
+    status, body = ctx.finish(job, tray_code=move.tray_code, location=move.target, note="a corrected report")
+    ctx.equal("a report that agrees is refused while paused (the operator decides on the floor)",
+              (status, body.get("outcome") if isinstance(body, dict) else body), (409, "REFUSED_PAUSED"))
+    after = ctx.state([created.workflow_id])
+    ctx.equal("inventory untouched throughout", after["stock"], before["stock"])
+    ctx.observe(f"a finish naming another tray moved nothing; recovery paused the workflow with {reason}")
+
+
 # --- observe mode (docs/architecture.md §16) --------------------------------------------------------
 
 
@@ -719,6 +759,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         "WMS stops; fixture: the active move job is removed, workflow, step and locks stay",
         f"restart: recovery pauses workflow and step with {JOB_MISSING} and keeps every lock",
         "later cycles and a late callback change nothing"), missing_local_job),
+    Scenario("wcs_report_mismatch", "WCS reports another tray than the step's", "load identity", (
+        "the WCS simulator drives a job and finishes it naming another tray than the step's",
+        "the callback answers 409 REPORT_MISMATCH and moves nothing",
+        f"the next recovery cycle pauses the workflow with {WCS_MISMATCH.reason.value}, locks kept",
+        "a repeat of the report gets the same answer; inventory untouched"), wcs_report_mismatch),
     Scenario("observe_mode", "Observe mode changes nothing, then apply does what it observed", "observe mode", (
         "WMS stops; fixture: one move completed without advancing its step, one active job removed",
         f"a qcluster with RECOVERY_MODE=observe runs its start-up cycle and at least {OBSERVING_CYCLES} more",

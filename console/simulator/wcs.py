@@ -8,7 +8,10 @@ It plays the WCS side of the integration:
   at a configurable rate, through the journaled `recovery.wcs.http_request`;
 - optionally injects the faults a real WCS link shows (docs/architecture.md §13): an
   acknowledgement dropped (the finish is re-sent later: a duplicate), a callback delivered twice, a status report
-  delivered late (after a newer one: an old event the console must refuse), a stop between steps;
+  delivered late (after a newer one: an old event the console must refuse, or with sequences a
+  STALE_REPORT), a stop between steps, a finish naming another tray than the job's;
+- optionally reports load identity and order as a WCS may (`identity`): the tray and the space
+  it delivered to on each finish, and a sequence per job on every report;
 - optionally keeps creating AUTOMATIC tidy workflows from free trays and empty spaces (not
   locked, no active job), through the same creation service as everything else.
 
@@ -48,6 +51,7 @@ class Faults:
     late_seconds: float = 3.0
     stop_between_steps: float = 0.0
     stall_seconds: float = 10.0
+    wrong_tray: float = 0.0  # a finish names another tray than the job's (REPORT_MISMATCH)
 
 
 @dataclass(order=True)
@@ -57,6 +61,8 @@ class _Delayed:
     job_id: str = field(compare=False)
     value: object = field(compare=False)
     why: str = field(compare=False)
+    sequence: int | None = field(default=None, compare=False)  # taken when the report was made
+    extra: dict | None = field(default=None, compare=False)  # a finish's tray_code and location
 
 
 # --- the vehicle snapshot server -----------------------------------------------------------------
@@ -117,7 +123,7 @@ class SnapshotServer:
 class WcsSimulator:
     def __init__(self, *, console_url: str, token: str, faults: Faults | None = None, create_workflows: bool = False,
                  create_every: float = 6.0, max_active: int = 10, max_steps: int = 3, timeout_ms: int = 5000,
-                 seed: int | None = None, clock=time.monotonic):
+                 seed: int | None = None, clock=time.monotonic, identity: bool = False):
         self.base = console_url.rstrip("/")
         self.token = token
         self.faults = faults or Faults()
@@ -134,6 +140,9 @@ class WcsSimulator:
         self.sent_late: set[str] = set()
         self.last_creation = float("-inf")
         self.stats: Counter = Counter()
+        self.identity = identity
+        self.sequences: Counter = Counter()  # per job: the last sequence sent
+        self.wrong_tray_sent: set[str] = set()
 
     # --- one iteration ----------------------------------------------------------------------------
 
@@ -147,36 +156,54 @@ class WcsSimulator:
         self.delayed.sort()
         if self.delayed and self.delayed[0].due <= now:
             item = self.delayed.pop(0)
-            self._send(item.kind, item.job_id, item.value, note=item.why)
+            self._send(item.kind, item.job_id, item.value, note=item.why, sequence=item.sequence,
+                       extra=item.extra)
             if item.why == "late":
                 self.backoff.pop(item.job_id, None)  # the refusal was expected; keep driving the job
             return True
         job = self._next_job(now)
         if job is None:
             return did
-        job_id, status, workflow_id = job
+        job_id, status, workflow_id, tray_code, target = job
         if status == 1:
             if self._chance(self.faults.late) and job_id not in self.sent_late:
-                # Report executing now and "dispatched" later: an old event arriving after a newer one.
+                # Report executing now and "dispatched" later: an old event arriving after a newer one
+                # (made first: with sequences it carries the lower one).
                 self.sent_late.add(job_id)
-                self.delayed.append(_Delayed(now + self.faults.late_seconds, "status", job_id, 2, "late"))
+                self.delayed.append(_Delayed(now + self.faults.late_seconds, "status", job_id, 2, "late",
+                                             self._next_sequence(job_id)))
                 self._send("status", job_id, 3)
             else:
                 self._send("status", job_id, 2)
         elif status == 2:
             self._send("status", job_id, 3)
         else:
-            self._finish(job_id, workflow_id, now)
+            self._finish(job_id, workflow_id, now, tray_code=tray_code, target=target)
         return True
 
-    def _finish(self, job_id: str, workflow_id: int, now: float) -> None:
-        answer = self._send("finish", job_id, "MOVE_FINISHED")
+    def _next_sequence(self, job_id: str) -> int | None:
+        if not self.identity:
+            return None
+        self.sequences[job_id] += 1
+        return self.sequences[job_id]
+
+    def _finish(self, job_id: str, workflow_id: int, now: float, *, tray_code: str | None = None,
+                target: str | None = None) -> None:
+        extra = {"tray_code": tray_code, "location": target} if self.identity and tray_code and target else None
+        if extra and job_id not in self.wrong_tray_sent and self._chance(self.faults.wrong_tray):
+            # The vehicle picked up another load: the console refuses it and recovery pauses the workflow.
+            self.wrong_tray_sent.add(job_id)
+            extra = {**extra, "tray_code": f"{tray_code}-OTHER"}
+            self._send("finish", job_id, "MOVE_FINISHED", note="wrong tray", extra=extra)
+            return
+        answer = self._send("finish", job_id, "MOVE_FINISHED", extra=extra)
         if answer is not None and self._chance(self.faults.drop_ack):
             # The console applied it, but the acknowledgement never reached us: send it again.
             self.backoff[job_id] = now + BACKOFF_SECONDS
-            self.delayed.append(_Delayed(now + 1.0, "finish", job_id, "MOVE_FINISHED", "ack dropped, re-sent"))
+            self.delayed.append(_Delayed(now + 1.0, "finish", job_id, "MOVE_FINISHED", "ack dropped, re-sent",
+                                         extra=extra))
         if answer is not None and self._chance(self.faults.duplicate):
-            self._send("finish", job_id, "MOVE_FINISHED", note="duplicate")
+            self._send("finish", job_id, "MOVE_FINISHED", note="duplicate", extra=extra)
         if answer == 200 and self._chance(self.faults.stop_between_steps):
             self.stalled[workflow_id] = now + self.faults.stall_seconds
             log.info("workflow %s: vehicle stopped between steps for %.0f s", workflow_id, self.faults.stall_seconds)
@@ -198,18 +225,24 @@ class WcsSimulator:
         with connection.cursor() as cursor:
             cursor.execute(wms_sql.SIMULATOR_ACTIVE_JOBS, {"limit": 500})
             jobs = cursor.fetchall()
-        for job_id, status, workflow_id in jobs:
+        for job in jobs:
+            job_id, workflow_id = job[0], job[2]
             if self.backoff.get(job_id, 0) > now or self.stalled.get(workflow_id, 0) > now:
                 continue
-            return job_id, status, workflow_id
+            return job  # job_id, status, workflow_id, tray_code, target
         return None
 
-    def _send(self, kind: str, job_id: str, value, *, note: str = "") -> int | None:
+    def _send(self, kind: str, job_id: str, value, *, note: str = "", sequence: int | None = None,
+              extra: dict | None = None) -> int | None:
         if kind == "status":
             url, body = f"{self.base}/api/wcs/job-status", {"job_id": job_id, "status": value}
         else:
-            url, body = f"{self.base}/api/wcs/job-finish", {"job_id": job_id, "stage": value}
+            url, body = f"{self.base}/api/wcs/job-finish", {"job_id": job_id, "stage": value, **(extra or {})}
         body["event_id"] = f"sim-{job_id}-{kind}-{value}"
+        if sequence is None:
+            sequence = self._next_sequence(job_id)
+        if sequence is not None:
+            body["sequence"] = sequence
         try:
             answer = http_request("POST", url, purpose=PURPOSE, timeout_ms=self.timeout_ms,
                                   body=json.dumps(body).encode(),

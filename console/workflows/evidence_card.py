@@ -139,6 +139,22 @@ def _job_fields(ev: TidyRecoveryEvidence, job: JobEvidence | None, *, prefix: st
     return out
 
 
+def _wcs_report_fields(ev: TidyRecoveryEvidence) -> tuple[CardField, ...]:
+    """The tray and place the WCS's latest finish report for the active job named, beside the
+    step's; one it did not name is shown, not compared (the callback compared the rest)."""
+    step = ev.step
+
+    def reported(key, label, expected, observed):
+        if observed is None:
+            return CardField(key, label, _text(expected), _("not reported"), Check.INFO)
+        return CardField(key, label, _text(expected), observed,
+                         _checked(observed == expected or not ev.finish_report_mismatch))
+
+    return (reported("wcs_report.tray", _("Reported tray"), step.tray_code, ev.finish_report_tray_code),
+            reported("wcs_report.location", _("Reported place"), step.target_cargo_space_id,
+                     ev.finish_report_location))
+
+
 def _stock_and_space_fields(ev: TidyRecoveryEvidence, state: ExpectedState | None) -> tuple[list, list, list]:
     step = ev.step
 
@@ -233,6 +249,11 @@ def build_evidence_card(evidence: TidyRecoveryEvidence, *,
                 "active.status", _("Status"), _("1, 2 or 3 (created, dispatched, executing)"), _text(active.status),
                 _checked(active.status in ACTIVE_JOB_STATUSES)))
         sections.append(CardSection(_("Active job"), "mydo_job", tuple(active_fields)))
+
+        if active is not None and (ev.finish_report_mismatch or ev.finish_report_tray_code
+                                   or ev.finish_report_location):
+            sections.append(CardSection(_("WCS finish report (latest)"), "recovery_callbackreceipt",
+                                        _wcs_report_fields(ev)))
 
         finish_fields = [CardField("finish.present", _("Row in mydo_job_finish"), expected_finish,
                                    present if finished else absent, presence_check)]

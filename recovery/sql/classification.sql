@@ -56,7 +56,8 @@ SELECT
     coalesce(st.stock_at_source, 0)  AS stock_at_source,
     coalesce(st.stock_at_target, 0)  AS stock_at_target,
     src.tray_code                    AS source_tray_code,
-    tgt.tray_code                    AS target_tray_code
+    tgt.tray_code                    AS target_tray_code,
+    coalesce(wr.m, false)            AS finish_report_mismatch
 FROM active AS w
 LEFT JOIN (
     SELECT DISTINCT ON (so.workflow_id) so.*
@@ -82,5 +83,22 @@ LEFT JOIN LATERAL (
     WHERE b.tray_code = s.tray_code                      -- bas_stock_tray_code_idx
 ) AS st ON s.step_id IS NOT NULL
 LEFT JOIN bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
+LEFT JOIN LATERAL (
+    -- The latest finish report the WCS sent for the active job (the console's receipts; for a
+    -- job-finish, 200 and 409 are the answers about the job itself), unless an operator answered
+    -- the step on the floor since (an operator stage in tidy_callback_event, by its unique key):
+    -- whether it named another tray or place than the step's (REPORT_MISMATCH).
+    SELECT r.outcome = 'REPORT_MISMATCH' AS m
+    FROM recovery_callbackreceipt r
+    WHERE r.job_id = aj.job_id                           -- callback_receipt_job_idx
+      AND r.endpoint = 'job-finish'
+      AND r.http_status IN (200, 409)
+      AND r.received_at > ALL (SELECT e.received_at
+                               FROM alg.tidy_callback_event e
+                               WHERE e.workflow_id = w.workflow_id
+                                 AND e.job_id = aj.job_id)
+    ORDER BY r.id DESC
+    LIMIT 1
+) AS wr ON aj.job_id IS NOT NULL
 LEFT JOIN bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
 ORDER BY w.workflow_id

@@ -47,6 +47,11 @@ class Command(BaseCommand):
         faults.add_argument("--stop-between-steps", type=_probability, default=0.0,
                             help="after a finished step the vehicle stops before the next job")
         faults.add_argument("--stall-seconds", type=float, default=10.0)
+        faults.add_argument("--wrong-tray", type=_probability, default=0.0,
+                            help="a finish names another tray than the job's, once per job (needs --identity)")
+        parser.add_argument("--identity", action="store_true",
+                            help="report load identity and order: tray_code and location on each finish, a "
+                                 "sequence per job on every report")
         parser.add_argument("--leave-stalled-minutes", type=int, default=0,
                             help="leave alone the workflows whose job has not changed for this many minutes "
                                  "when the simulator starts, as a faulted vehicle would (0: drive everything)")
@@ -62,9 +67,10 @@ class Command(BaseCommand):
         sim = WcsSimulator(
             console_url=o["console_url"], token=token, create_workflows=o["create_workflows"],
             create_every=o["create_every"], max_active=o["max_active"], max_steps=o["max_steps"], seed=o["seed"],
+            identity=o["identity"],
             faults=Faults(drop_ack=o["drop_ack"], duplicate=o["duplicate"], late=o["late"],
                           late_seconds=o["late_seconds"], stop_between_steps=o["stop_between_steps"],
-                          stall_seconds=o["stall_seconds"]))
+                          stall_seconds=o["stall_seconds"], wrong_tray=o["wrong_tray"]))
         if o["leave_stalled_minutes"] > 0:
             left = sim.leave_stalled(before=timezone.now() - timedelta(minutes=o["leave_stalled_minutes"]))
             if left:
