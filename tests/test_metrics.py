@@ -9,6 +9,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from recovery.cycle import run_cycle
+from recovery.decisions import PAUSE_REASONS
 from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
 from recovery.retention import journal_retention_run
 from tests.wcs_helpers import finish, post
@@ -20,8 +21,8 @@ CONTRACT = [
     "tidy_recovery_decisions_total", "tidy_callbacks_total", "tidy_notifications_open",
     "tidy_notification_deliveries_total",
 ]
-REASONS = ["RECOVERY_ACTIVE_EVIDENCE_INVALID", "RECOVERY_FINISH_EVIDENCE_INVALID", "RECOVERY_JOB_MISMATCH",
-           "RECOVERY_JOB_MISSING", "RECOVERY_WCS_REPORT_MISMATCH"]
+# Every pause reason the decision table gives (the contract: "every pause reason, 0 included").
+REASONS = sorted(reason.value for reason in PAUSE_REASONS)
 
 
 def scrape(client, **headers) -> dict:

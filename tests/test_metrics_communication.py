@@ -57,6 +57,23 @@ def test_the_communication_metrics_have_the_contract_types_and_labels(transactio
     assert {s.labels["quantile"] for s in families["tidy_active_job_age_seconds"].samples} == set(QUANTILES)
 
 
+def test_the_callback_metrics_have_the_contract_types_and_labels(wms, client):
+    """The tolerant reader's counter and the callback duration histogram, once a callback with a
+    field the contract does not name was answered."""
+    assert post(client, "job-status", {"job_id": "TDY-999999-1", "status": 2, "crane": 4}).status_code == 404
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").content.decode())}
+    unknown = families["tidy_callback_unknown_fields"]
+    assert unknown.type == "counter"
+    assert {frozenset(s.labels) for s in unknown.samples} == {frozenset({"endpoint", "field"})}
+    durations = families["tidy_callback_duration_seconds"]
+    assert durations.type == "histogram"
+    assert {s.name: frozenset(s.labels) for s in durations.samples} == {
+        "tidy_callback_duration_seconds_bucket": frozenset({"endpoint", "le"}),
+        "tidy_callback_duration_seconds_count": frozenset({"endpoint"}),
+        "tidy_callback_duration_seconds_sum": frozenset({"endpoint"})}
+    assert {s.labels["endpoint"] for s in durations.samples} >= {"job-status"}
+
+
 def test_the_wcs_is_heard_by_any_authenticated_callback_but_never_by_an_unauthorized_one(wms, client):
     assert post(client, "job-status", {"job_id": "TDY-1-1", "status": 2}, token="wrong").status_code == 401
     assert value(scrape(client), "tidy_wcs_last_heard_age_seconds") == math.inf
@@ -92,6 +109,7 @@ def test_it_counts_outbound_requests_per_target_and_outcome(notify_db, webhook_r
 
     # The webhook, through the delivery worker: one answered 500, then sent.
     settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
+    settings.NOTIFY_GROUP_WAIT_SECONDS = 0  # the pause's message is due at once
     recovery_is_fresh()
     notify_db.build("paused")
     evaluate_notifications()
