@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from recovery import wms_sql
 from recovery.decisions import decide
+from recovery.errors import database_unreachable
 from recovery.evidence import stream_classification
 from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
@@ -47,6 +48,7 @@ class CycleReport:
     duration_ms: int = 0
     error_text: str = ""
     observing: bool = False  # observe mode: `decisions` and `reasons` were journaled as observed, not applied
+    unreachable: bool = False  # it failed because the database could not be reached (recovery.errors)
 
     def summary(self) -> str:
         applied = ", ".join(f"{k.lower()}={v}" for k, v in sorted(self.decisions.items())) or "none"
@@ -388,6 +390,7 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
             log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
             _reset_broken_connection()
             report.succeeded = False
+            report.unreachable = database_unreachable(exc)
             report.error_text = f"evidence query failed: {exc}".strip()
             return _finish(cycle, report, started)
         needing = [(evidence.workflow_id, evidence) for evidence in classified.needing]
@@ -448,11 +451,13 @@ def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleR
             duration_ms=report.duration_ms,
             paused_total=paused_total,
             error_text=report.error_text[:2000],
+            database_unreachable=report.unreachable,
         )
     except DatabaseError as exc:
         log.exception("recovery cycle %s: could not record its end", cycle.pk)
         _reset_broken_connection()
         report.succeeded = False
+        report.unreachable = report.unreachable or database_unreachable(exc)
         report.error_text = report.error_text or f"could not record the cycle: {exc}"
     level = logging.INFO if report.succeeded else logging.ERROR
     log.log(level, report.summary())

@@ -154,6 +154,11 @@ class ShardLeases:
         return self._one(wms_sql.LEASE_HELD_BY_RUNNER,
                          {"lease_key": shard_lease_key(shard), "presence_key": RUNNER_PRESENCE_KEY})
 
+    def connection_lost(self) -> bool:
+        """Whether the lease connection is gone (cut, or the server restarted): every lease went
+        with it, and a runner reconnects to take them again (docs/architecture.md §7)."""
+        return self._conn.closed or self._conn.broken
+
     def alive(self) -> list[int]:
         """The shards still held (all of them are lost together when the connection dies)."""
         try:
