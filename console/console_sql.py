@@ -891,3 +891,11 @@ JOIN alg.tidy_step AS st
     ON st.workflow_id = n.workflow_id                          -- tidy_step_workflow_step_no_key
 WHERE n.opened_at >= %(since)s
 """
+
+
+# Log lines dropped because a process's log output did not keep up: each process's running
+# total, one row per process (recovery.logdrops), summed.
+LOG_RECORDS_DROPPED = """
+SELECT coalesce(sum(dropped), 0)
+  FROM recovery_logdrops
+"""

@@ -53,6 +53,7 @@ class MetricsSnapshot:
     notifications_open: dict[str, int] = field(default_factory=dict)
     recovery_backlog: int = 0
     deliveries: dict[tuple[str, str], int] = field(default_factory=dict)
+    log_records_dropped: int = 0
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -97,6 +98,8 @@ def metrics_snapshot() -> MetricsSnapshot:
         for channel, ok, total in cursor.fetchall():
             key = (channel, DELIVERY_OUTCOMES[ok])
             snap.deliveries[key] = snap.deliveries.get(key, 0) + total
+        cursor.execute(console_sql.LOG_RECORDS_DROPPED)
+        snap.log_records_dropped = cursor.fetchone()[0]
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
     return snap
@@ -156,6 +159,9 @@ class ConsoleCollector(Collector):
         for (channel, outcome), total in sorted(s.deliveries.items()):
             deliveries.add_metric([channel, outcome], total)
         yield deliveries
+        yield CounterMetricFamily("tidy_log_records_dropped",
+                                  "Log lines dropped because a process's log output did not keep up (every process).",
+                                  value=s.log_records_dropped)
 
 
 def _authorized(request) -> bool:
