@@ -9,8 +9,11 @@ FORWARDED_ALLOW_IPS (the proxy's address, trusted for X-Forwarded-*), LOG_FORMAT
 (the same as the console's: gunicorn's own lines use the console's formatter).
 """
 
+import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +31,15 @@ threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 # Longer than the slowest request (a batch re-check of 500 workflows); the health probes and
 # callbacks answer in milliseconds.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
-graceful_timeout = 10
-keepalive = 5
+# A clean stop (Ctrl-C, `systemctl stop`) within a few seconds and without a SIGKILL
+# (docs/architecture.md, "A clean stop"): a stopping worker answers the requests in flight for up to
+# WORKER_STOP_SECONDS, closes its idle kept-alive connections (a browser's; gunicorn keeps them
+# at most 2 s more while stopping), then ends by itself even if a thread still waits on a
+# client that never finishes sending, before the master's graceful_timeout would SIGKILL it
+# and log "Perhaps out of memory?".
+graceful_timeout = 6
+WORKER_STOP_SECONDS = 4.5
+keepalive = 2
 # A worker is replaced after this many requests (plus jitter), bounding any slow leak.
 max_requests = 5000
 max_requests_jitter = 500
@@ -43,3 +53,40 @@ logconfig_dict = logging_config(log_format=log_format_from_environ(), level=os.e
 # gunicorn's runtime control socket is not used; several servers on one host would share its
 # default path.
 control_socket_disable = True
+
+
+def _end_by_deadline(worker) -> None:
+    """From the first stop signal on, the worker has WORKER_STOP_SECONDS to end: gunicorn's own
+    stop answers what is in flight and returns, but the interpreter then waits for every
+    request thread, and one blocked reading a client that stopped sending would keep the worker
+    alive until the master's SIGKILL. Lines still queued are flushed (bounded) first."""
+    if getattr(worker, "_tidy_stop_deadline", None) is not None:
+        return
+
+    def end() -> None:
+        for handler in logging.getLogger().handlers + logging.getLogger("gunicorn.error").handlers:
+            flush = getattr(handler, "flush", None)
+            if flush is not None:
+                flush()
+        os._exit(0)
+
+    worker._tidy_stop_deadline = threading.Timer(WORKER_STOP_SECONDS, end)
+    worker._tidy_stop_deadline.daemon = True
+    worker._tidy_stop_deadline.start()
+
+
+def worker_int(worker):
+    """SIGINT or SIGQUIT (Ctrl-C in a terminal, a quick stop): gunicorn ends the worker at once;
+    the requests in flight still get their bounded time."""
+    _end_by_deadline(worker)
+
+
+def post_worker_init(worker):
+    """SIGTERM (systemd's stop, the graceful one) has no gunicorn hook: wrap its handler."""
+    graceful = worker.handle_exit
+
+    def handle_exit(sig, frame):
+        _end_by_deadline(worker)
+        graceful(sig, frame)
+
+    signal.signal(signal.SIGTERM, handle_exit)
