@@ -170,6 +170,15 @@ class ShardLeases:
         return sorted(held)
 
 
+def live_runners() -> int:
+    """How many recovery runners are live now, on any cluster (each holds the presence key)."""
+    conn = _connect()
+    try:
+        return conn.execute(wms_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}).fetchone()[0]
+    finally:
+        conn.close()
+
+
 @contextmanager
 def shard_leases(shard_count: int):
     """Yield ShardLeases on a fresh lease connection, registered as a live runner; closing the

@@ -19,7 +19,7 @@ from django_q.models import Schedule
 from django_q.tasks import async_task
 
 from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
-from recovery.lease import STARTUP_LEASE_KEY, shard_leases, wait_lease
+from recovery.lease import STARTUP_LEASE_KEY, live_runners, shard_leases, wait_lease
 from recovery.models import RecoveryCycle
 from recovery.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
 
@@ -328,12 +328,28 @@ def run_startup_cycle(key: str | None = None) -> bool:
 def _run_startup_cycle(key: str | None) -> bool:
     key = key or cluster_key()
     with wait_lease(STARTUP_LEASE_KEY):
-        if RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key).exists():
+        started_up = (RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
+                      .order_by("-started_at").values("started_at", "finished_at").first())
+        if started_up is not None:  # this cluster started up before: this worker replaces one
+            _replace_a_lost_runner(started_up["finished_at"] or started_up["started_at"])
             return False
         ensure_recovery_schedule()  # one runner row per shard, should RECOVERY_SHARDS have changed
         run_cycle(trigger=RecoveryCycle.Trigger.STARTUP, worker=key)
     _bridge_to_the_schedule()
     return True
+
+
+def _replace_a_lost_runner(started_up) -> None:
+    """A worker spawned after its cluster's start-up cycle replaces one that died (SIGKILLed,
+    out of memory). If that one ran the recovery runner and no other runner is live, recovery
+    would wait for the schedule's next runner, up to a minute and a half: queue one at once, as
+    after a start (docs/architecture.md §7, "Losing the database"). A worker spawned with its
+    cluster (the start-up cycle just ended) finds the start-up's own runner on its way."""
+    if (timezone.now() - started_up).total_seconds() < 2 * settings.RECOVERY_INTERVAL_SECONDS:
+        return
+    if live_runners() == 0:
+        log.warning("recovery runner: none is live after a worker was replaced; queuing one now")
+        _bridge_to_the_schedule()
 
 
 def _bridge_to_the_schedule() -> None:
