@@ -90,3 +90,4 @@ def post_worker_init(worker):
         graceful(sig, frame)
 
     signal.signal(signal.SIGTERM, handle_exit)
+    signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn set it: a stop does not disturb a request
