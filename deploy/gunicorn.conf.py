@@ -83,10 +83,13 @@ def _end_by_deadline(worker, *, linger: float) -> None:
         return
     worker._tidy_stopping = True
 
+    # Below the master's graceful timeout also when a command line sets another one (the replay's 3 s).
+    limit = min(WORKER_STOP_SECONDS, max(0.5, float(worker.cfg.graceful_timeout) - 1.0))
+
     def end() -> None:
         started = time.monotonic()
-        time.sleep(linger)
-        while _in_flight[0] > 0 and time.monotonic() - started < WORKER_STOP_SECONDS:
+        time.sleep(min(linger, limit))
+        while _in_flight[0] > 0 and time.monotonic() - started < limit:
             time.sleep(0.05)
         for handler in logging.getLogger().handlers + logging.getLogger("gunicorn.error").handlers:
             flush = getattr(handler, "flush", None)

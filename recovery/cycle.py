@@ -387,10 +387,14 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
             classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions, carry=carried is not None,
                                   workers=apply_workers)
         except Exception as exc:
-            log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
+            report.unreachable = database_unreachable(exc)
+            if report.unreachable:  # no fault of the cycle's: one line, no traceback
+                log.error("recovery cycle %s: the database is unreachable (%s); nothing was changed", cycle.pk,
+                          str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            else:
+                log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
             _reset_broken_connection()
             report.succeeded = False
-            report.unreachable = database_unreachable(exc)
             report.error_text = f"evidence query failed: {exc}".strip()
             return _finish(cycle, report, started)
         needing = [(evidence.workflow_id, evidence) for evidence in classified.needing]
@@ -454,7 +458,10 @@ def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleR
             database_unreachable=report.unreachable,
         )
     except DatabaseError as exc:
-        log.exception("recovery cycle %s: could not record its end", cycle.pk)
+        if database_unreachable(exc):
+            log.error("recovery cycle %s: could not record its end, the database is unreachable", cycle.pk)
+        else:
+            log.exception("recovery cycle %s: could not record its end", cycle.pk)
         _reset_broken_connection()
         report.succeeded = False
         report.unreachable = report.unreachable or database_unreachable(exc)

@@ -198,3 +198,44 @@ def test_only_a_lost_connection_counts_as_the_database_being_unreachable():
     assert not database_unreachable(psycopg.errors.DeadlockDetected("deadlock detected"))
     assert not database_unreachable(psycopg.errors.QueryCanceled("canceling statement due to statement timeout"))
     assert not database_unreachable(ValueError("no"))
+
+
+def test_a_cycle_cut_off_from_the_database_is_recorded_as_such(wms, monkeypatch):
+    from recovery import cycle as recovery_cycle
+    from recovery.cycle import run_cycle
+
+    wms.build("job_missing")
+    original = recovery_cycle.stream_classification
+
+    def cut_then_classify(**kwargs):
+        cutter = connect_direct("tidy-test-cutter")
+        try:
+            cutter.execute("SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid])
+        finally:
+            cutter.close()
+        yield from original(**kwargs)
+
+    monkeypatch.setattr(recovery_cycle, "stream_classification", cut_then_classify)
+    report = run_cycle()
+    assert not report.succeeded and report.unreachable
+    cycle = RecoveryCycle.objects.get(pk=report.cycle_id)
+    assert (cycle.outcome, cycle.database_unreachable) == (RecoveryCycle.Outcome.FAILED, True)
+
+
+def test_a_cycle_that_fails_for_another_reason_is_a_failed_cycle(wms, monkeypatch):
+    import psycopg
+
+    from recovery import cycle as recovery_cycle
+    from recovery.cycle import run_cycle
+
+    wms.build("job_missing")
+
+    def cancelled(**kwargs):
+        raise psycopg.errors.QueryCanceled("canceling statement due to statement timeout")
+        yield
+
+    monkeypatch.setattr(recovery_cycle, "stream_classification", cancelled)
+    report = run_cycle()
+    assert not report.succeeded and not report.unreachable
+    cycle = RecoveryCycle.objects.get(pk=report.cycle_id)
+    assert (cycle.outcome, cycle.database_unreachable) == (RecoveryCycle.Outcome.FAILED, False)
