@@ -315,14 +315,26 @@ def cluster_key() -> str:
 
 def run_startup_cycle(key: str | None = None) -> bool:
     """Run one cycle when a cluster starts; its other workers find it done and skip. During a
-    database outage it logs and returns False: the schedule's runner catches up later."""
-    try:
-        return _run_startup_cycle(key)
-    except OUTAGE_ERRORS as exc:
-        log.error("start-up recovery cycle: the database is unreachable (%s); the schedule will run recovery "
-                  "when it answers again", str(exc).strip() or type(exc).__name__)
-        _forget_broken_connection()
-        return False
+    database outage it tries again (about 1, 2, 4 s) for two intervals, so a cluster started
+    during a blip still runs its start-up cycle (recorded as STARTUP, however late) and queues
+    its runner; after that it logs and returns False: the schedule's runner catches up later
+    (docs/architecture.md §7, "Losing the database")."""
+    every = settings.RECOVERY_INTERVAL_SECONDS
+    until = time.monotonic() + 2 * every
+    delays = retry_delays(every)
+    while True:
+        try:
+            return _run_startup_cycle(key)
+        except OUTAGE_ERRORS as exc:
+            _forget_broken_connection()
+            reason = str(exc).strip() or type(exc).__name__
+            delay = next(delays)
+            if time.monotonic() + delay >= until:
+                log.error("start-up recovery cycle: the database is unreachable (%s); the schedule will run "
+                          "recovery when it answers again", reason)
+                return False
+            log.warning("start-up recovery cycle: the database is unreachable (%s); retrying", reason)
+            time.sleep(delay)
 
 
 def _run_startup_cycle(key: str | None) -> bool:
