@@ -19,6 +19,7 @@ import logging
 import logging.handlers
 import os
 import queue
+import select
 import socket
 import sys
 import threading
@@ -212,6 +213,7 @@ class _LineWriter(logging.Handler):
         except (AttributeError, OSError, ValueError):
             self._fd = None  # a StringIO and the like (tests)
         self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._gone = False
 
     def handle(self, record: logging.LogRecord) -> bool:
         # Without the handler's lock: only the listener's thread writes here, and logging.shutdown
@@ -220,6 +222,9 @@ class _LineWriter(logging.Handler):
         return True
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self._gone:
+            drops.add()
+            return
         line = f"{record.msg}\n"
         try:
             if self._fd is None:
@@ -228,9 +233,15 @@ class _LineWriter(logging.Handler):
                 return
             data = memoryview(line.encode(self._encoding, errors="backslashreplace"))
             while data:
-                data = data[os.write(self._fd, data):]
+                try:
+                    data = data[os.write(self._fd, data):]
+                except BlockingIOError:  # an output someone set non-blocking: wait until it takes more
+                    select.select([], [self._fd], [], 1.0)
         except OSError:
-            pass  # the output is gone (a closed pipe): nothing else to write to
+            # The output is gone (nobody reads the pipe any more): what is left is lost, and
+            # counted; its file descriptor is never written again (its number may be reused).
+            self._gone = True
+            drops.add()
 
 
 _live_handlers: "weakref.WeakSet[NonBlockingHandler]" = weakref.WeakSet()

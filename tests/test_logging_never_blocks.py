@@ -25,6 +25,12 @@ F_SETPIPE_SZ = 1031  # Linux: the smallest pipe (one page) fills after a dozen J
 NOT_READ_SECONDS = 30
 
 
+def _written_out(handler: NonBlockingHandler) -> None:
+    """After the reader is gone: the listener has given up on every queued line (so it will not
+    write to a file descriptor number the next test reuses)."""
+    _wait_for("the listener to give up on its queue", lambda: handler.queue.unfinished_tasks == 0, 10)
+
+
 def _workflow_locks_of(application_name: str) -> list:
     from django.db import connection
 
@@ -90,7 +96,8 @@ def test_a_full_queue_drops_lines_counts_them_and_never_waits(transactional_db):
         assert f"tidy_log_records_dropped_total {float(dropped_log_records())}" in body
     finally:
         log.removeHandler(handler)
-        os.close(read_end)  # the listener's write fails now, and it stops
+        os.close(read_end)  # the listener's write fails now: the rest is dropped
+        _written_out(handler)
         handler.close()
         stuck.close()
 
@@ -185,4 +192,32 @@ def test_a_stopping_process_waits_for_its_lines_only_so_long():
         assert time.monotonic() - started < NOT_READ_SECONDS
     finally:
         os.close(read_end)
+        _written_out(handler)
         stuck.close()
+
+
+def test_a_non_blocking_output_still_gets_every_line():
+    # Someone set the shared output non-blocking (a terminal another tool changed): a full pipe
+    # answers EAGAIN instead of waiting, and the writer waits for room instead of losing lines.
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, F_SETPIPE_SZ, 4096)
+    os.set_blocking(write_end, False)
+    out = os.fdopen(write_end, "w")
+    handler = NonBlockingHandler(stream=out)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger("tests.non_blocking_output")
+    log.addHandler(handler)
+    log.propagate = False
+    received = bytearray()
+    try:
+        for i in range(100):
+            log.info("line %03d %s", i, "y" * 100)
+        while len(received) < 100 * 110:
+            received += os.read(read_end, 65536)
+        assert handler.flush()
+        assert received.decode().splitlines() == [f"line {i:03d} {'y' * 100}" for i in range(100)]
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+        out.close()
+        os.close(read_end)
