@@ -125,6 +125,23 @@ def post_worker_init(worker):
 
     signal.signal(signal.SIGTERM, handle_exit)
     signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn set it: a stop does not disturb a request
+
+    # Ctrl-C sends SIGINT to every process of the terminal's group, and the master, stopping,
+    # sends the workers SIGQUIT: two quick-stop signals at once. gunicorn's handler shuts the
+    # thread pool down under a lock that is not reentrant, so the second handler, run inside the
+    # first, waited for that lock for ever (the worker then served on until the master's SIGKILL).
+    # The second one is ignored: the stop is already under way.
+    quick = worker.handle_quit
+
+    def handle_quit(sig, frame):
+        if getattr(worker, "_tidy_quitting", False):
+            return
+        worker._tidy_quitting = True
+        _end_by_deadline(worker, linger=0.3)
+        quick(sig, frame)
+
+    signal.signal(signal.SIGINT, handle_quit)
+    signal.signal(signal.SIGQUIT, handle_quit)
     booting = getattr(worker, "_tidy_boot_signals", None)
     while booting is not None and not booting.empty():
         if booting.get_nowait() in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):

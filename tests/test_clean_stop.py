@@ -161,10 +161,13 @@ def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
         def handle_exit(self, sig, frame):
             pass
 
+        def handle_quit(self, sig, frame):
+            pass
+
     class Master:
         SIG_QUEUE = queue.SimpleQueue()
 
-    previous = signal.getsignal(signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
     try:
         booted = Worker()
         conf["post_fork"](Master(), booted)
@@ -178,4 +181,33 @@ def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
         conf["post_worker_init"](stopped)
         assert not stopped.alive and ended == [0.3]
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def test_a_second_quick_stop_signal_inside_the_first_is_ignored():
+    # Ctrl-C reaches the worker (SIGINT to the terminal's group) and the stopping master sends it
+    # SIGQUIT: gunicorn's handler, run again inside itself, waited for ever on its own lock.
+    conf = _gunicorn_conf()
+    ended = []
+    conf["_end_by_deadline"] = lambda worker, *, linger: ended.append(linger)
+    quits = []
+
+    class Worker:
+        alive = True
+
+        def handle_exit(self, sig, frame):
+            pass
+
+        def handle_quit(self, sig, frame):
+            quits.append(sig)
+            signal.getsignal(signal.SIGQUIT)(signal.SIGQUIT, None)  # the master's SIGQUIT lands meanwhile
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
+    try:
+        conf["post_worker_init"](Worker())
+        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        assert quits == [signal.SIGINT] and ended == [0.3]
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
