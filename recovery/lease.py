@@ -154,6 +154,11 @@ class ShardLeases:
         return self._one(wms_sql.LEASE_HELD_BY_RUNNER,
                          {"lease_key": shard_lease_key(shard), "presence_key": RUNNER_PRESENCE_KEY})
 
+    def connection_lost(self) -> bool:
+        """Whether the lease connection is gone (cut, or the server restarted): every lease went
+        with it, and a runner reconnects to take them again (docs/architecture.md §7)."""
+        return self._conn.closed or self._conn.broken
+
     def alive(self) -> list[int]:
         """The shards still held (all of them are lost together when the connection dies)."""
         try:
@@ -163,6 +168,15 @@ class ShardLeases:
             held = set()
         self.held = held
         return sorted(held)
+
+
+def live_runners() -> int:
+    """How many recovery runners are live now, on any cluster (each holds the presence key)."""
+    conn = _connect()
+    try:
+        return conn.execute(wms_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}).fetchone()[0]
+    finally:
+        conn.close()
 
 
 @contextmanager

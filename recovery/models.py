@@ -209,6 +209,10 @@ class RecoveryCycle(models.Model):
     # RECOVERY_MODE when the cycle ran: an observing cycle's decision_counts are the decisions it
     # would have made, journaled as observed and applied to nothing (docs/architecture.md §16).
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.APPLY, db_default=Mode.APPLY)
+    # The cycle failed because the database could not be reached (a cut connection, a restart):
+    # the runner retries within seconds, and such a cycle is no failure of recovery itself
+    # (docs/architecture.md §7, "Losing the database").
+    database_unreachable = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-started_at"]
@@ -462,3 +466,16 @@ class ProcessHeartbeat(models.Model):
 
     def __str__(self):
         return f"{self.worker} of {self.cluster}"
+
+
+class LogDrops(models.Model):
+    """Log lines one process dropped because its log output did not keep up (a pipe nobody
+    reads, a paused terminal, journald's back-pressure): logging never blocks the process, so a
+    full log queue drops the line and counts it (recovery.logcontext). The process writes its
+    running total here from a thread of its own; /metrics sums the rows
+    (`tidy_log_records_dropped_total`), so every web worker answers the same
+    (docs/architecture.md, "Logging never blocks")."""
+
+    process = models.CharField(max_length=200, unique=True, help_text="host:pid:start of the process")
+    dropped = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField()

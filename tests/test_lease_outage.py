@@ -4,6 +4,7 @@ once the database answers."""
 
 import logging
 import socket
+import threading
 import time
 from contextlib import contextmanager
 
@@ -55,6 +56,7 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+@override_settings(RECOVERY_INTERVAL_SECONDS=1)  # the start-up cycle tries again for two intervals
 def test_runner_and_start_up_cycle_survive_a_refused_database_and_recover(transactional_db, caplog):
     caplog.set_level(logging.ERROR, logger="recovery.tasks")
     with database_at("127.0.0.1", closed_port()):
@@ -89,3 +91,21 @@ def test_a_database_that_never_answers_costs_the_runner_the_connect_timeout_only
     assert 1.5 <= elapsed < 6, elapsed
     assert run_recovery_runner(seconds=0.1, interval=1)["cycles"] == 1
 
+
+
+@override_settings(RECOVERY_INTERVAL_SECONDS=2)
+def test_a_cluster_started_during_a_blip_runs_its_start_up_cycle_when_the_database_answers(transactional_db):
+    settings = connection.settings_dict
+    saved = {k: settings[k] for k in ("HOST", "PORT")}
+    connection.close()
+    settings.update(HOST="127.0.0.1", PORT=str(closed_port()))
+    back = threading.Timer(1.5, lambda: settings.update(saved))  # the database answers again
+    back.start()
+    try:
+        assert run_startup_cycle(key="blip-test") is True
+    finally:
+        back.join()
+        settings.update(saved)
+        connection.close()
+    cycle = RecoveryCycle.objects.get(worker="blip-test")
+    assert (cycle.trigger, cycle.outcome) == (RecoveryCycle.Trigger.STARTUP, RecoveryCycle.Outcome.SUCCEEDED)

@@ -3,6 +3,7 @@
 import threading
 import time
 
+from django.utils import timezone
 from django_q.models import Schedule
 
 from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
@@ -189,3 +190,26 @@ def test_the_bridge_runner_lives_past_the_schedulers_first_wake(transactional_db
     Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=20))
     life, handoff_after = _runner_life(bridge=True)
     assert life == 55 and 18 <= handoff_after <= 19  # capped; hands over from next_run on
+
+
+def test_a_worker_replacing_a_dead_one_queues_a_runner_when_none_is_live(wms):
+    """The worker that ran the recovery runner was SIGKILLed (out of memory): its replacement
+    queues a runner at once instead of leaving recovery to the schedule's next one."""
+    from datetime import timedelta
+
+    from django_q.models import OrmQ
+
+    from recovery.lease import shard_leases
+
+    assert run_startup_cycle("host:cluster-8") is True
+    OrmQ.objects.all().delete()  # the start-up's own runner came and went
+    assert run_startup_cycle("host:cluster-8") is False  # a worker spawned with the cluster: nothing
+    assert OrmQ.objects.count() == 0
+    RecoveryCycle.objects.filter(trigger="STARTUP").update(finished_at=timezone.now() - timedelta(minutes=5))
+    with shard_leases(1):  # a live runner elsewhere: nothing to replace
+        assert run_startup_cycle("host:cluster-8") is False
+        assert OrmQ.objects.count() == 0
+    assert run_startup_cycle("host:cluster-8") is False  # none live: one is queued
+    (queued,) = OrmQ.objects.all()
+    assert queued.task["func"] == RUNNER_FUNC and queued.task["kwargs"] == {"bridge": True}
+    assert RecoveryCycle.objects.filter(trigger="STARTUP").count() == 1

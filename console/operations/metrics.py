@@ -65,6 +65,7 @@ class MetricsSnapshot:
     callback_unknown_fields: dict[tuple[str, str], int] = field(default_factory=dict)
     # Per endpoint: each bucket's own count by upper bound (math.inf last) and the sum in seconds.
     callback_durations: dict[str, tuple[dict[float, float], float]] = field(default_factory=dict)
+    log_records_dropped: int = 0
 
 
 def metrics_snapshot() -> MetricsSnapshot:
@@ -123,6 +124,8 @@ def metrics_snapshot() -> MetricsSnapshot:
         for endpoint, name, total in cursor.fetchall():
             snap.callback_unknown_fields[(endpoint, name)] = total
         snap.callback_durations = _callback_durations(cursor)
+        cursor.execute(console_sql.LOG_RECORDS_DROPPED)
+        snap.log_records_dropped = cursor.fetchone()[0]
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
     return snap
@@ -235,6 +238,9 @@ class ConsoleCollector(Collector):
         for quantile, age in s.job_age_quantiles.items():
             ages.add_metric([quantile], age)
         yield ages
+        yield CounterMetricFamily("tidy_log_records_dropped",
+                                  "Log lines dropped because a process's log output did not keep up (every process).",
+                                  value=s.log_records_dropped)
 
 
 def _authorized(request) -> bool:

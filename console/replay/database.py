@@ -471,3 +471,71 @@ def describe_rows(mismatches: list[dict], tables: list[Table], backup_schema: st
 def drop_backup(backup_schema: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"DROP SCHEMA {_quote(backup_schema)} CASCADE")
+
+
+# --- chaos (console/replay/chaos.py) ------------------------------------------------------------
+# The invariants a chaos run checks, over the workflows it created (workflow_id above the
+# highest one before the run) and their trays. Each returns the rows that break it: none is right.
+
+CHAOS_HIGHEST_WORKFLOW = "SELECT coalesce(max(workflow_id), 0) FROM alg.tidy_workflow"
+
+# Every client session but the one asking: what a network cut or a failover ends.
+CHAOS_TERMINATE_EVERY_SESSION = """
+SELECT count(pg_terminate_backend(pid))
+FROM pg_stat_activity
+WHERE pid <> pg_backend_pid()
+  AND backend_type = 'client backend'
+"""
+
+# A tray's stock booked in more than one space.
+CHAOS_TRAY_BOOKED_TWICE = """
+SELECT b.tray_code, array_agg(DISTINCT b.cargo_space_id ORDER BY b.cargo_space_id)
+FROM bas_stock AS b
+WHERE b.tray_code IN (SELECT s.tray_code FROM alg.tidy_step AS s WHERE s.workflow_id > %(since)s)
+  AND b.cargo_space_id IS NOT NULL
+GROUP BY b.tray_code
+HAVING count(DISTINCT b.cargo_space_id) > 1
+"""
+
+# A tray standing in more than one space, or in a space its stock is not booked to.
+CHAOS_TRAY_IN_TWO_SPACES = """
+SELECT c.tray_code, array_agg(c.cargo_space_id ORDER BY c.cargo_space_id)
+FROM bas_cargo_space AS c
+WHERE c.tray_code IN (SELECT s.tray_code FROM alg.tidy_step AS s WHERE s.workflow_id > %(since)s)
+GROUP BY c.tray_code
+HAVING count(*) > 1
+    OR bool_or(NOT EXISTS (SELECT 1 FROM bas_stock AS b
+                           WHERE b.tray_code = c.tray_code AND b.cargo_space_id = c.cargo_space_id))
+"""
+
+# A completed step whose job is not archived exactly once, or that has not exactly one finish
+# event (a callback's MOVE_FINISHED or OUTBOUND_FINISHED, or recovery's RECOVERY_FINISHED).
+CHAOS_COMPLETED_STEP_NOT_ONCE = """
+SELECT s.workflow_id, s.step_id, a.archived, e.finish_events
+FROM alg.tidy_step AS s
+CROSS JOIN LATERAL (SELECT count(*) AS archived FROM mydo_job_finish AS f
+                    WHERE f.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id) AS a
+CROSS JOIN LATERAL (SELECT count(*) AS finish_events FROM alg.tidy_callback_event AS e
+                    WHERE e.workflow_id = s.workflow_id AND e.step_id = s.step_id
+                      AND e.stage IN ('MOVE_FINISHED', 'OUTBOUND_FINISHED', 'RECOVERY_FINISHED')) AS e
+WHERE s.workflow_id > %(since)s
+  AND s.status = 'COMPLETED'
+  AND (a.archived <> 1 OR e.finish_events <> 1)
+"""
+
+# A space lock still held by a workflow that completed.
+CHAOS_LOCK_ON_COMPLETED = """
+SELECT l.workflow_id, l.cargo_space_id
+FROM alg.tidy_space_lock AS l
+JOIN alg.tidy_workflow AS w
+    ON w.workflow_id = l.workflow_id
+WHERE w.workflow_id > %(since)s
+  AND w.status = 'COMPLETED'
+"""
+
+CHAOS_WORKFLOW_COUNTS = """
+SELECT status, count(*)
+FROM alg.tidy_workflow
+WHERE workflow_id > %(since)s
+GROUP BY status
+"""

@@ -314,13 +314,18 @@ def apply_decision(evidence: TidyRecoveryEvidence, decision: Decision, *, source
 
     Waits for the workflow row, re-reads the evidence and refuses with StaleEvidence, writing
     nothing, when it no longer equals what the decision was made on."""
-    with transaction.atomic():
-        _, current = lock_and_read(evidence.workflow_id, skip_locked=False)
-        if current is None or current.fingerprint != evidence.fingerprint:
-            log.warning("stale decision refused for workflow %s: evidence changed since it was read",
-                        evidence.workflow_id)
-            raise StaleEvidence(f"workflow {evidence.workflow_id}: evidence changed since the decision")
-        _apply_locked(current, decision, source=source, cycle_id=cycle_id)
+    # Lines are logged after the transaction, never while the workflow row is locked
+    # (docs/architecture.md, "Logging never blocks").
+    try:
+        with transaction.atomic():
+            _, current = lock_and_read(evidence.workflow_id, skip_locked=False)
+            if current is None or current.fingerprint != evidence.fingerprint:
+                raise StaleEvidence(f"workflow {evidence.workflow_id}: evidence changed since the decision")
+            _apply_locked(current, decision, source=source, cycle_id=cycle_id)
+    except StaleEvidence:
+        log.warning("stale decision refused for workflow %s: evidence changed since it was read",
+                    evidence.workflow_id)
+        raise
 
 
 class Outcome(StrEnum):
@@ -355,7 +360,9 @@ def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_lo
                        classified: ClassificationEvidence | None = None) -> ReconcileResult:
     """One short transaction: lock the row (skipping it if held), re-read the evidence under the
     lock, decide again, apply only what still holds. `classified`: what the cycle classified the
-    workflow on, if it did (a changed decision since then is logged)."""
+    workflow on, if it did (a changed decision since then is logged, after the transaction:
+    nothing is logged while the row is locked, docs/architecture.md "Logging never blocks")."""
+    changed = None
     try:
         with transaction.atomic():
             locked, evidence = lock_and_read(workflow_id, skip_locked=skip_locked)
@@ -363,15 +370,24 @@ def reconcile_workflow(workflow_id: int, *, cycle_id: int | None = None, skip_lo
                 return ReconcileResult(workflow_id, Outcome.SKIPPED)
             decision = decide(evidence)
             if classified is not None and (then := decide(classified)) != decision:
-                log.info("workflow %s changed since classification (%s then, %s now); deciding on the fresh "
-                         "evidence", workflow_id, then.rule.value, decision.rule.value)
+                changed = (then.rule.value, decision.rule.value)
             if not decision.changes_state:
-                return ReconcileResult(workflow_id, Outcome.LEFT, decision, evidence)
-            _apply_locked(evidence, decision, source=RecoveryDecision.Source.RECOVERY, cycle_id=cycle_id)
-            return ReconcileResult(workflow_id, Outcome.APPLIED, decision, evidence)
+                result = ReconcileResult(workflow_id, Outcome.LEFT, decision, evidence)
+            else:
+                _apply_locked(evidence, decision, source=RecoveryDecision.Source.RECOVERY, cycle_id=cycle_id)
+                result = ReconcileResult(workflow_id, Outcome.APPLIED, decision, evidence)
     except StaleWrite as exc:
+        _log_changed(workflow_id, changed)
         log.warning("stale write on workflow %s rolled back: %s", workflow_id, exc)
         return ReconcileResult(workflow_id, Outcome.STALE)
+    _log_changed(workflow_id, changed)
+    return result
+
+
+def _log_changed(workflow_id: int, changed: tuple[str, str] | None) -> None:
+    if changed is not None:
+        log.info("workflow %s changed since classification (%s then, %s now); deciding on the fresh evidence",
+                 workflow_id, *changed)
 
 
 # --- WCS callbacks and tidy creation (the normal path beside recovery) -----------------------

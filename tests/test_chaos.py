@@ -1,0 +1,41 @@
+"""Chaos in the suite (docs/architecture.md §7, "Chaos"): two and a half minutes of simulator
+traffic with dropped acknowledgements, duplicates and late reports, while web workers and
+qcluster workers are SIGKILLed, every database connection is terminated and the embedded
+database is crash-restarted; then no tray is booked in two places or stands in two spaces,
+every completed step is archived exactly once with one finish event, no lock is left on a
+completed workflow and no cycle failed. It prints the longest gap between successful cycles.
+
+Marked `chaos`: it runs by default (CI included); `-m "not chaos"` leaves it out of a quick run.
+A longer run on a staging install: `manage.py chaos --minutes N` (README, "Reliability").
+"""
+
+import os
+import time
+
+import pytest
+from django.conf import settings
+
+from console import devdb
+from console.replay.chaos import ChaosOptions, run_chaos
+
+pytestmark = pytest.mark.chaos
+
+# TIDY_CHAOS_MINUTES runs it longer (or shorter, while working on it).
+MINUTES = float(os.environ.get("TIDY_CHAOS_MINUTES", "2.5"))
+
+
+def _crash_restart() -> None:
+    devdb.crash_stop(settings.EMBEDDED_DB_DIR)
+    time.sleep(0.5)
+    devdb.restart_after_crash(settings.EMBEDDED_DB_DIR)
+
+
+def test_it_keeps_every_invariant_through_two_and_a_half_minutes_of_chaos(wms, tmp_path):
+    options = ChaosOptions(minutes=MINUTES, log_dir=tmp_path / "logs", seed=7,
+                           restart_database=_crash_restart if settings.EMBEDDED_DATABASE else None)
+    result = run_chaos(options)
+    print(result.summary())
+    assert len(result.faults) >= MINUTES * 4
+    assert result.workflows.get("COMPLETED", 0) >= 5, result.summary()
+    assert result.cycles_succeeded > 0
+    assert result.passed, result.summary()
