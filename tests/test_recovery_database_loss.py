@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import timedelta
 
 import pytest
 from django.conf import settings
@@ -105,7 +106,9 @@ def _run_through(tmp_path, fault, *, phase: float, shards: int = 1, runners: int
         for proc in procs:
             proc.wait(timeout=30)
     outputs = [(tmp_path / f"runner-{n}.log").read_text() for n in range(runners)]
+    restored = at + timedelta(seconds=faulted)
     return {"from_fault": max((t - at).total_seconds() for t in nexts.values()),
+            "from_restored": max((t - restored).total_seconds() for t in nexts.values()),
             "from_last_success": max((t - before).total_seconds() for t in nexts.values()),
             "fault_seconds": faulted, "outputs": outputs}
 
@@ -150,8 +153,11 @@ def test_after_a_crash_restart_of_the_database_the_next_successful_cycle_comes_w
         wms, tmp_path, phase):
     result = _run_through(tmp_path, lambda: crash_restart(0.5), phase=phase, interval=CRASH_INTERVAL)
     print(f"crash-restart at phase {phase} (down for {result['fault_seconds']:.2f} s): next successful cycle "
-          f"{result['from_fault']:.2f} s after the crash, {result['from_last_success']:.2f} s after the last one")
-    assert result["from_fault"] <= 2 * CRASH_INTERVAL
+          f"{result['from_restored']:.2f} s after the database was back, {result['from_fault']:.2f} s after the "
+          f"crash, {result['from_last_success']:.2f} s after the last one")
+    # Measured from the moment the server accepts connections again: its own crash recovery
+    # (syncing the data folder, replaying the WAL) grows with what the session wrote before.
+    assert result["from_restored"] <= 2 * CRASH_INTERVAL
     _assert_no_failed_cycle_but_for_the_database(result["outputs"])
     # The rest of the session goes on on the restarted server.
     assert RecoveryCycle.objects.exists()
