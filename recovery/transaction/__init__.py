@@ -1,8 +1,11 @@
 """TidyWorkflowTransaction: every mutation of the tidy workflow tables, in one place.
 
 This package is the one place that writes WMS rows: this module holds the workflow transaction
-shared by recovery, WCS callbacks and tidy creation; `recovery.transaction.repair` holds the
-operator repair actions built on it.
+shared by recovery, WCS callbacks and tidy creation (advance, pause, complete, decide under the
+row lock); `statements` how it sends its statements (conditional writes, one-trip pipelines),
+`moves` the WCS's move in the WMS (alg.usp_complete_move_job, a job's status), `new_workflow` the
+rows a new tidy writes, `repair` the operator repair actions built on them and `observe` what an
+observing cycle journals.
 
 Rules (docs/architecture.md §6):
 - the workflow row is the lock that serialises recovery, callbacks and operator repairs:
@@ -17,52 +20,48 @@ Rules (docs/architecture.md §6):
 import json
 import logging
 import os
-from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 
-import psycopg
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 from recovery import wms_sql
 from recovery.decisions import Action, Decision, decide
-from recovery.errors import Refused, TidyError
 from recovery.evidence import ClassificationEvidence, StepEvidence, TidyRecoveryEvidence, evidence_from_result
 from recovery.faults import fault_point
 from recovery.models import RecoveryDecision, tidy_job_id
-from recovery.prepared import preparing_connection, result_columns, run_prepared
+from recovery.prepared import run_prepared
+from recovery.transaction.moves import (
+    MOVE_RELEASE,
+    MOVE_SAVEPOINT,
+    MoveRefused,
+    complete_move_job,
+    raise_if_move_refused,
+    set_job_status,
+)
+from recovery.transaction.new_workflow import SpaceHolder, insert_step, insert_workflow, lock_spaces
+from recovery.transaction.statements import (
+    PipelineFailed,
+    StaleEvidence,
+    StaleWrite,
+    WorkflowLocked,
+    execute_rows,
+    expect_rows,
+    run_pipelined,
+    set_lock_timeout,
+)
+
+# The package's face: the workflow transaction below, and what its parts hand on (the statements,
+# the WCS's move, the rows of a new tidy) under the names every caller uses (`tx.<name>`).
+__all__ = [
+    "MoveRefused", "PipelineFailed", "SpaceHolder", "StaleEvidence", "StaleWrite", "WorkflowLocked",
+    "complete_move_job", "execute_rows", "expect_rows", "insert_step", "insert_workflow", "lock_spaces",
+    "run_pipelined", "set_job_status", "set_lock_timeout",
+]
 
 log = logging.getLogger(__name__)
 
 RECOVERY_FINISHED = "RECOVERY_FINISHED"
-
-
-class StaleWrite(TidyError):
-    """A conditional write matched no row: the state changed after it was read."""
-
-
-class StaleEvidence(StaleWrite):
-    """The evidence under the lock differs from the evidence a decision was made on."""
-
-
-class WorkflowLocked(TidyError):
-    """Another transaction holds the workflow row (raised only where waiting is not wanted)."""
-
-
-# --- primitives (caller holds the workflow row lock inside transaction.atomic) ---------------
-
-
-def execute_rows(sql: str, params: dict) -> int:
-    """Run one named statement; the number of rows it touched."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount
-
-
-def expect_rows(sql: str, params: dict, what: str, rows: int = 1) -> None:
-    """Run one conditional write that must touch exactly `rows` rows, else StaleWrite."""
-    if execute_rows(sql, params) != rows:
-        raise StaleWrite(f"{what}: state changed since it was read ({params})")
 
 
 def lock_workflow(workflow_id: int, *, skip_locked: bool) -> str | None:
@@ -122,54 +121,6 @@ def advance_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: d
     return advanced
 
 
-class PipelineFailed(DatabaseError):
-    """A statement of `run_pipelined` failed; `index` is that statement's position. The
-    database error itself is the cause (`__cause__`, a psycopg error with its sqlstate)."""
-
-    def __init__(self, index: int, error: DatabaseError):
-        super().__init__(str(error))
-        self.index = index
-
-
-def run_pipelined(statements: list[tuple[str, dict | None]]) -> list[tuple[list[str], list[tuple]]]:
-    """Run statements in order, in the current transaction, in one network round trip (psycopg's
-    pipeline mode when there are several; a transaction's BEGIN travels with them). Each is a
-    prepared statement, except those given `None` for parameters (SAVEPOINT, RELEASE: commands
-    PostgreSQL does not prepare). PostgreSQL still runs them one after the other, each with its
-    own snapshot, so a statement sees what the earlier ones wrote and, after a row lock, what was
-    committed before the lock was granted. After the first failing statement the rest are not
-    run; the failure surfaces as PipelineFailed (a Django DatabaseError) naming its position."""
-    db = preparing_connection()
-    raw = db.connection
-    cursors = []
-    try:
-        with db.wrap_database_errors:
-            with raw.pipeline() if len(statements) > 1 else nullcontext():
-                for sql, params in statements:
-                    cursor = psycopg.Cursor(raw)
-                    cursors.append(cursor)
-                    if params is None:
-                        cursor.execute(sql, prepare=False)
-                    else:
-                        cursor.execute(sql, params, prepare=True)
-            return [(result_columns(sql, c), c.fetchall()) if c.pgresult.nfields else ([], [])
-                    for (sql, _), c in zip(statements, cursors, strict=True)]
-    except DatabaseError as exc:
-        # The failing statement is the first without a result (the ones after it never ran).
-        failed = next((i for i, c in enumerate(cursors) if c.pgresult is None), len(cursors) - 1)
-        raise PipelineFailed(failed, exc) from exc.__cause__
-    finally:
-        for cursor in cursors:
-            cursor.close()
-
-
-# The savepoint that lets a refused move roll back alone (the callback then answers 409 and
-# records its receipt in the same transaction).
-MOVE_SAVEPOINT = "SAVEPOINT tidy_move"
-MOVE_RELEASE = "RELEASE SAVEPOINT tidy_move"
-MOVE_ROLLBACK = "ROLLBACK TO SAVEPOINT tidy_move"
-
-
 def finish_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: dict | None,
                 expected_workflow_status: str = "ACTIVE", move_job_id: str | None = None,
                 then: list[tuple[str, dict]] = ()) -> tuple[AdvanceResult, list[tuple[list[str], list[tuple]]]]:
@@ -209,7 +160,7 @@ def finish_step(*, workflow_id: int, step: StepEvidence, stage: str, payload: di
                 raise
     except PipelineFailed as exc:
         if move_job_id is not None and exc.index == 1:
-            _move_refused(exc)
+            raise_if_move_refused(exc)
         raise
     events_recorded, steps_completed = results[first][1][0]
     if steps_completed != 1:
@@ -388,88 +339,3 @@ def _log_changed(workflow_id: int, changed: tuple[str, str] | None) -> None:
     if changed is not None:
         log.info("workflow %s changed since classification (%s then, %s now); deciding on the fresh evidence",
                  workflow_id, *changed)
-
-
-# --- WCS callbacks and tidy creation (the normal path beside recovery) -----------------------
-# The caller holds the workflow row lock inside transaction.atomic, as above. Only the
-# callback path calls alg.usp_complete_move_job; recovery never does.
-
-
-class MoveRefused(Refused):
-    """alg.usp_complete_move_job refused: unknown job or evidence not in the pre-move state."""
-
-
-# SQLSTATEs the procedure raises on purpose (docs/architecture.md §3): no_data_found, check_violation.
-_MOVE_REFUSAL_STATES = {"P0002", "23514"}
-
-
-def set_lock_timeout(milliseconds: int) -> None:
-    """SET LOCAL lock_timeout: a waiting lock raises 55P03 instead of hanging forever."""
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.SET_LOCAL_LOCK_TIMEOUT, {"lock_timeout": f"{int(milliseconds)}ms"})
-
-
-def _move_refused(exc: DatabaseError) -> None:
-    """After alg.usp_complete_move_job failed in its savepoint: on its deliberate refusal roll back
-    to the savepoint (nothing changed, the transaction goes on) and raise MoveRefused with the
-    procedure's message; any other error is left to roll the whole transaction back."""
-    cause = exc.__cause__
-    if getattr(cause, "sqlstate", None) not in _MOVE_REFUSAL_STATES:
-        return
-    run_pipelined([(MOVE_ROLLBACK, None)])
-    diag = getattr(cause, "diag", None)
-    raise MoveRefused(getattr(diag, "message_primary", None) or str(exc)) from exc
-
-
-def complete_move_job(job_id: str) -> None:
-    """Run alg.usp_complete_move_job in a savepoint, in one round trip; on its deliberate refusal
-    roll back to the savepoint (nothing changed) and raise MoveRefused with the procedure's message."""
-    try:
-        run_pipelined([(MOVE_SAVEPOINT, None), (wms_sql.COMPLETE_MOVE_JOB, {"job_id": job_id}), (MOVE_RELEASE, None)])
-    except PipelineFailed as exc:
-        if exc.index == 1:
-            _move_refused(exc)
-        raise
-
-
-def set_job_status(*, job_id: str, status: int, expected_status: int) -> None:
-    """Move an active job's status forward, conditional on the status read under the lock."""
-    expect_rows(wms_sql.SET_JOB_STATUS, {"job_id": job_id, "status": status, "expected_status": expected_status},
-                "set job status")
-
-
-def insert_workflow(*, origin: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.INSERT_WORKFLOW, {"origin": origin})
-        return cursor.fetchone()[0]
-
-
-def insert_step(*, workflow_id: int, step_no: int, tray_code: str, cargo_space_id: str,
-                target_cargo_space_id: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.INSERT_STEP, {
-            "workflow_id": workflow_id, "step_no": step_no, "tray_code": tray_code,
-            "cargo_space_id": cargo_space_id, "target_cargo_space_id": target_cargo_space_id,
-        })
-        return cursor.fetchone()[0]
-
-
-@dataclass(frozen=True)
-class SpaceHolder:
-    cargo_space_id: str
-    workflow_id: int | None  # None: held a moment ago, released since
-
-
-def lock_spaces(*, workflow_id: int, spaces: list[str]) -> list[SpaceHolder]:
-    """Lock every space for `workflow_id` (sorted order); return the spaces another workflow
-    holds, with their holder. The caller rolls back when the list is not empty."""
-    wanted = sorted(set(spaces))
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.LOCK_SPACES, {"workflow_id": workflow_id, "spaces": wanted})
-        got = {row[0] for row in cursor.fetchall()}
-        missing = [s for s in wanted if s not in got]
-        if not missing:
-            return []
-        cursor.execute(wms_sql.SPACE_LOCK_HOLDERS, {"workflow_id": workflow_id, "spaces": missing})
-        holders = dict(cursor.fetchall())
-    return [SpaceHolder(space, holders.get(space)) for space in missing]
