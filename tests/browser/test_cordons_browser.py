@@ -9,8 +9,10 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from console.notifications.schedule import ensure_notification_schedule
 from recovery.cordons import aisle_of
 from recovery.models import Cordon, CordonLift, ProcessHeartbeat, RecoveryCycle
+from recovery.schedule import ensure_recovery_schedule
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.console_personas import make_user
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
@@ -88,12 +90,17 @@ def test_an_operator_reads_the_recovery_processes(transactional_db, live_server,
                                     last_seen_at=now - timedelta(seconds=3), shards=[0, 1], shard_count=2)
     RecoveryCycle.objects.create(started_at=now - timedelta(seconds=4), finished_at=now - timedelta(seconds=3),
                                  outcome="SUCCEEDED", worker="node-1:4711", shard=1, shard_count=2, duration_ms=45)
+    # The schedules with their long task paths, as a running console lists them.
+    ensure_recovery_schedule(shards=2)
+    ensure_notification_schedule()
     context, page, problems = signed_in(browser, live_server, viewport, "olga")
     page.goto(f"{live_server.url}/recovery/processes/")
     expect(page.get_by_role("heading", name="Recovery processes")).to_be_visible()
     expect(page.locator("#clusters")).to_contain_text("node-1")
     expect(page.locator("#clusters")).to_contain_text("4700")
     expect(page.locator("#shards")).to_contain_text("node-1:cluster-4700")
+    expect(page.locator("#schedules")).to_contain_text("console.notifications.tasks.run_notifications")
+    assert_fits(page)
     shot(page, artifacts, "recovery-processes", viewport)
     assert problems == [], "\n".join(problems)
     context.close()
