@@ -48,8 +48,9 @@ def test_a_finish_with_an_added_field_is_accepted_and_counted_the_same_by_every_
     time.sleep(0.5)
     lines = [json.loads(line) for line in production.log_lines()]
     warned = [e for e in lines if e["logger"] == "console.api.unknown_fields" and e.get("field") == "vendor_extension"]
-    # Logged once per name per process: at most once per endpoint and worker, not once per report.
-    assert 2 <= len(warned) <= 4
+    # Logged once per name per process, whichever endpoint brought it: once per worker that saw it
+    # (one or both of the two, as the kernel hands them the connections), not once per report.
+    assert 1 <= len(warned) <= 2
 
 
 def test_a_finish_naming_another_tray_is_refused_with_both_sides_every_time(production, wms):  # noqa: F811
