@@ -603,6 +603,14 @@ ORDER BY started_at DESC                                    -- recovery_cycle_st
 LIMIT 1
 """
 
+
+# The /metrics counters: folded totals plus the journal rows not folded yet.
+def _folded_before(journal: str) -> str:
+    """The moment before which `journal`'s rows are already in its folded totals (retention folds,
+    then deletes; recovery/retention.py): a counter adds the rows from then on."""
+    return f"coalesce((SELECT folded_before FROM recovery_journalfold WHERE journal = '{journal}'), '-infinity')"
+
+
 WORKFLOW_COUNTS = """
 SELECT status,
        pause_reason,
@@ -630,7 +638,7 @@ WHERE in_or_out = 28
 
 # Counters: the totals folded by recovery.retention plus the rows newer than its watermark
 # (callback_receipt_time_idx / recovery_decision_time_idx), so they survive row deletion.
-CALLBACK_COUNTS = """
+CALLBACK_COUNTS = f"""
 SELECT endpoint,
        outcome,
        sum(n)::bigint AS total
@@ -642,9 +650,7 @@ FROM (
     -- A row may stand for several requests (401s: one row per endpoint and minute).
     SELECT endpoint, outcome, sum(request_count)
     FROM recovery_callbackreceipt
-    WHERE received_at >= coalesce((SELECT folded_before
-                                   FROM recovery_journalfold
-                                   WHERE journal = 'callbacks'), '-infinity')
+    WHERE received_at >= {_folded_before('callbacks')}
     GROUP BY endpoint, outcome
 ) AS counted
 GROUP BY endpoint, outcome
@@ -653,7 +659,7 @@ GROUP BY endpoint, outcome
 # tidy_callback_unknown_fields_total: the labels the receipts keep of their unknown fields, folded
 # with the callbacks (recovery/retention.py) plus those of the receipts not folded yet. Only the
 # receipts that had any are expanded (unknown_fields is NULL on every other one).
-CALLBACK_UNKNOWN_FIELD_COUNTS = """
+CALLBACK_UNKNOWN_FIELD_COUNTS = f"""
 SELECT endpoint,
        field,
        sum(n)::bigint AS total
@@ -665,9 +671,7 @@ FROM (
     SELECT r.endpoint, f.name, count(*)
     FROM recovery_callbackreceipt AS r
     CROSS JOIN LATERAL jsonb_array_elements_text(r.unknown_fields) AS f(name)
-    WHERE r.received_at >= coalesce((SELECT folded_before
-                                     FROM recovery_journalfold
-                                     WHERE journal = 'callbacks'), '-infinity')   -- callback_receipt_time_idx
+    WHERE r.received_at >= {_folded_before('callbacks')}   -- callback_receipt_time_idx
       AND r.unknown_fields IS NOT NULL
     GROUP BY r.endpoint, f.name
 ) AS counted
@@ -677,7 +681,13 @@ GROUP BY endpoint, field
 # tidy_callback_duration_seconds: per endpoint, each bucket's own count (its upper bound, '+Inf'
 # beyond the last; not cumulative) and '_sum_us', the sum in microseconds; the folded totals
 # plus the receipts not folded yet (as recovery.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
-CALLBACK_DURATION_BUCKETS = """
+CALLBACK_DURATION_BUCKETS = f"""
+WITH unfolded AS MATERIALIZED (
+    SELECT endpoint, duration_ms
+    FROM recovery_callbackreceipt
+    WHERE received_at >= {_folded_before('callbacks')}     -- callback_receipt_time_idx
+      AND duration_ms IS NOT NULL
+)
 SELECT endpoint,
        bucket,
        sum(n)::float8 AS total
@@ -699,19 +709,10 @@ FROM (
 ) AS counted
 GROUP BY endpoint, bucket
 """
-CALLBACK_DURATION_BUCKETS = """
-WITH unfolded AS MATERIALIZED (
-    SELECT endpoint, duration_ms
-    FROM recovery_callbackreceipt
-    WHERE received_at >= coalesce((SELECT folded_before
-                                   FROM recovery_journalfold
-                                   WHERE journal = 'callbacks'), '-infinity')     -- callback_receipt_time_idx
-      AND duration_ms IS NOT NULL
-)""" + CALLBACK_DURATION_BUCKETS
 
 # Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
 # repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).
-RECOVERY_DECISION_COUNTS = """
+RECOVERY_DECISION_COUNTS = f"""
 SELECT action,
        sum(n)::bigint AS total
 FROM (
@@ -724,9 +725,7 @@ FROM (
     FROM recovery_recoverydecision
     WHERE source = 'RECOVERY'
       AND NOT observed
-      AND decided_at >= coalesce((SELECT folded_before
-                                  FROM recovery_journalfold
-                                  WHERE journal = 'decisions'), '-infinity')
+      AND decided_at >= {_folded_before('decisions')}
     GROUP BY action
 ) AS counted
 GROUP BY action
@@ -774,9 +773,7 @@ FROM (
            {retention_sql.OUTBOUND_OUTCOME},
            count(*)
     FROM recovery_outboundhttprequest
-    WHERE started_at >= coalesce((SELECT folded_before
-                                  FROM recovery_journalfold
-                                  WHERE journal = 'outbound'), '-infinity')
+    WHERE started_at >= {_folded_before('outbound')}
       AND {retention_sql.OUTBOUND_COUNTED}
     GROUP BY 1, 2
 ) AS counted
