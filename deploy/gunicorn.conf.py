@@ -72,32 +72,43 @@ def post_request(worker, req, environ, resp):
         _in_flight[0] -= 1
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
+
+
 def _end_by_deadline(worker, *, linger: float) -> None:
     """From the first stop signal on, the worker ends as soon as it answers no request (after
     `linger` s at least), and after WORKER_STOP_SECONDS at the latest: gunicorn's own stop answers
     what is in flight and returns, but the interpreter then waits for every request thread, and
     one blocked on a client that connected and never sent (a browser's speculative connection) or
     never finished sending would keep the worker alive until the master's SIGKILL. Lines still
-    queued are flushed (bounded) first."""
+    queued are flushed (bounded) first. Called from signal handlers: it only sets a flag and wakes
+    the worker's stop thread (started in post_fork), so a handler never starts a thread (whose
+    start takes a lock the interrupted code may hold) and a second signal inside the first
+    returns at the flag."""
     if getattr(worker, "_tidy_stopping", False):
         return
     worker._tidy_stopping = True
+    worker._tidy_linger = linger
+    worker._tidy_stop.set()
 
+
+def _stop_when_asked(worker) -> None:
+    worker._tidy_stop.wait()
     # Below the master's graceful timeout also when a command line sets another one (the replay's 3 s).
     limit = min(WORKER_STOP_SECONDS, max(0.5, float(worker.cfg.graceful_timeout) - 1.0))
+    started = time.monotonic()
+    time.sleep(min(worker._tidy_linger, limit))
+    while _in_flight[0] > 0 and time.monotonic() - started < limit:
+        time.sleep(0.05)
+    _flush_log_lines()
+    os._exit(0)
 
-    def end() -> None:
-        started = time.monotonic()
-        time.sleep(min(linger, limit))
-        while _in_flight[0] > 0 and time.monotonic() - started < limit:
-            time.sleep(0.05)
-        for handler in logging.getLogger().handlers + logging.getLogger("gunicorn.error").handlers:
-            flush = getattr(handler, "flush", None)
-            if flush is not None:
-                flush()
-        os._exit(0)
 
-    threading.Thread(target=end, name="stop-deadline", daemon=True).start()
+def _flush_log_lines() -> None:
+    for handler in logging.getLogger().handlers + logging.getLogger("gunicorn.error").handlers:
+        flush = getattr(handler, "flush", None)
+        if flush is not None:
+            flush()
 
 
 def worker_int(worker):
@@ -107,11 +118,41 @@ def worker_int(worker):
 
 
 def post_fork(server, worker):
-    """Until the worker sets its own signal handlers, a stop signal lands in the master's handler,
-    copied into the child, which only queues it: keep that queue, so post_worker_init sees a stop
-    that came while the worker was booting (Ctrl-C right after a start) instead of the worker
-    serving on until the master's SIGKILL."""
+    """A stop signal while the worker boots (Ctrl-C right after a start) must end it cleanly.
+    - Until gunicorn sets the worker's handlers, a stop signal lands in the master's handler,
+      copied into the child, which only queues it: keep that queue, so post_worker_init sees it.
+    - From gunicorn's handlers until post_worker_init, the application is being imported.
+      gunicorn's quick-stop handler would raise SystemExit in the middle of whatever import
+      runs, and Python turns it into another error in some places (a class body's
+      __set_name__ raises RuntimeError): gunicorn then reports "Worker failed to boot" and the
+      master exits with 3. Meanwhile a stop signal only asks the stop thread to end the worker.
+    docs/architecture.md, "A clean stop"."""
     worker._tidy_boot_signals = server.SIG_QUEUE
+    worker._tidy_stop = threading.Event()
+    threading.Thread(target=_stop_when_asked, args=(worker,), name="stop-deadline", daemon=True).start()
+    gunicorn_init_signals = worker.init_signals
+
+    def init_signals():
+        gunicorn_init_signals()
+
+        def stop_while_booting(sig, frame):
+            worker.alive = False
+            _end_by_deadline(worker, linger=0)
+
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, stop_while_booting)
+        signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn set it
+
+    worker.init_signals = init_signals
+
+
+def worker_exit(server, worker):
+    """The last word on a worker asked to stop before it booted: whatever its interrupted boot
+    raised, the stop is what was asked, so it ends with 0 (gunicorn has logged the error) and the
+    master does not take it for a boot failure (exit 3, the whole server halted)."""
+    if getattr(worker, "_tidy_stopping", False) and not getattr(worker, "booted", True):
+        _flush_log_lines()
+        os._exit(0)
 
 
 def post_worker_init(worker):
@@ -144,6 +185,6 @@ def post_worker_init(worker):
     signal.signal(signal.SIGQUIT, handle_quit)
     booting = getattr(worker, "_tidy_boot_signals", None)
     while booting is not None and not booting.empty():
-        if booting.get_nowait() in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        if booting.get_nowait() in STOP_SIGNALS:
             worker.alive = False  # asked to stop while it booted: it serves nothing
             _end_by_deadline(worker, linger=0.3)

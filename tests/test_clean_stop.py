@@ -122,27 +122,80 @@ def test_a_request_in_flight_is_answered_in_full_before_the_worker_ends(tmp_path
     assert "SIGKILL" not in log_path.read_text()
 
 
-def test_a_stop_while_the_workers_boot_is_clean_too(django_db_setup, tmp_path):
-    # Ctrl-C right after a start: the workers are still loading the application.
-    env = {**_environment(tmp_path / "static"), "STATIC_MANIFEST": "false", "LOG_FORMAT": "text"}
+def _stop_during_boot(tmp_path, *, delay: float, app: list[str], env: dict) -> tuple[int, str]:
     port = free_port()
     log_path = tmp_path / "gunicorn.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-                                 "--bind", f"127.0.0.1:{port}"], cwd=tmp_path, env=env, stdout=log,
+                                 "--bind", f"127.0.0.1:{port}", *app], cwd=tmp_path, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while "Booting worker" not in log_path.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
             time.sleep(0.02)
-        os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=60) == 0
+        if delay is not None:
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+        returncode = proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert "SIGKILL" not in log_path.read_text(), log_path.read_text()
+    return returncode, log_path.read_text()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.15, 0.4])
+def test_a_stop_while_the_workers_boot_is_clean_too(django_db_setup, tmp_path, delay):
+    # Ctrl-C right after a start: the workers are still loading the application (Django's setup
+    # and the console's imports take about a second; each delay lands at another place of it).
+    env = {**_environment(tmp_path / "static"), "STATIC_MANIFEST": "false", "LOG_FORMAT": "text"}
+    returncode, output = _stop_during_boot(tmp_path, delay=delay, app=[], env=env)
+    assert returncode == 0, output
+    assert "SIGKILL" not in output and "Worker failed to boot" not in output, output
+
+
+def test_a_ctrl_c_inside_a_class_body_being_imported_is_a_clean_stop(tmp_path):
+    # The import this Ctrl-C interrupts (tests/interrupted_wsgi.py) is where gunicorn's handler
+    # turned a stop into "Worker failed to boot" and exit code 3.
+    env = {**_environment(tmp_path / "static"), "STATIC_MANIFEST": "false", "LOG_FORMAT": "text",
+           "PYTHONPATH": str(ROOT)}
+    returncode, output = _stop_during_boot(tmp_path, delay=None, env=env,
+                                           app=["--workers", "1", "tests.interrupted_wsgi:application"])
+    assert returncode == 0, output
+    assert "Worker failed to boot" not in output and "Exception in worker process" not in output, output
+    assert "Shutting down: Master" in output
+
+
+def test_a_stop_signal_while_the_application_loads_only_asks_the_stop_thread():
+    conf = _gunicorn_conf()
+    ended = []
+    conf["_end_by_deadline"] = lambda worker, *, linger: ended.append(linger)
+    initialised = []
+
+    class Worker:
+        alive = True
+        booted = False
+
+        def init_signals(self):
+            initialised.append(True)
+            signal.signal(signal.SIGINT, lambda sig, frame: sys.exit(0))  # gunicorn's quick stop
+
+    class Master:
+        SIG_QUEUE = None
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
+    try:
+        worker = Worker()
+        conf["post_fork"](Master(), worker)
+        worker.init_signals()
+        assert initialised == [True]  # gunicorn's own set-up still runs
+        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+            signal.getsignal(sig)(sig, None)  # no SystemExit in the middle of an import
+        assert not worker.alive and ended == [0, 0, 0]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
@@ -157,6 +210,9 @@ def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
 
     class Worker:
         alive = True
+
+        def init_signals(self):
+            pass
 
         def handle_exit(self, sig, frame):
             pass
