@@ -167,10 +167,21 @@ def test_a_ctrl_c_inside_a_class_body_being_imported_is_a_clean_stop(tmp_path):
     assert "Shutting down: Master" in output
 
 
-def test_a_stop_signal_while_the_application_loads_only_asks_the_stop_thread():
+@pytest.fixture
+def hooks():
+    """The settings file's hooks, with the stop itself recorded instead of run (each linger asked
+    for goes to `hooks["ended"]`), and the test process's signal handlers restored afterwards."""
     conf = _gunicorn_conf()
-    ended = []
+    conf["ended"] = ended = []
     conf["_end_by_deadline"] = lambda worker, *, linger: ended.append(linger)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
+    yield conf
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def test_a_stop_signal_while_the_application_loads_only_asks_the_stop_thread(hooks):
+    conf, ended = hooks, hooks["ended"]
     initialised = []
 
     class Worker:
@@ -184,29 +195,22 @@ def test_a_stop_signal_while_the_application_loads_only_asks_the_stop_thread():
     class Master:
         SIG_QUEUE = None
 
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
-    try:
-        worker = Worker()
-        conf["post_fork"](Master(), worker)
-        worker.init_signals()
-        assert initialised == [True]  # gunicorn's own set-up still runs
-        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
-            signal.getsignal(sig)(sig, None)  # no SystemExit in the middle of an import
-        assert not worker.alive and ended == [0, 0, 0]
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    worker = Worker()
+    conf["post_fork"](Master(), worker)
+    worker.init_signals()
+    assert initialised == [True]  # gunicorn's own set-up still runs
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.getsignal(sig)(sig, None)  # no SystemExit in the middle of an import
+    assert not worker.alive and ended == [0, 0, 0]
 
 
-def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
+def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted(hooks):
     # Before the worker sets its own handlers a signal lands in the master's handler (copied into
     # the child), which only queues it: the worker must still stop instead of serving on until
     # the master SIGKILLs it.
     import queue
 
-    conf = _gunicorn_conf()
-    ended = []
-    conf["_end_by_deadline"] = lambda worker, *, linger: ended.append(linger)
+    conf, ended = hooks, hooks["ended"]
 
     class Worker:
         alive = True
@@ -223,30 +227,23 @@ def test_a_stop_signal_that_came_while_the_worker_booted_stops_it_once_booted():
     class Master:
         SIG_QUEUE = queue.SimpleQueue()
 
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
-    try:
-        booted = Worker()
-        conf["post_fork"](Master(), booted)
-        conf["post_worker_init"](booted)
-        assert booted.alive and ended == []  # nothing came: it serves
-        stopped = Worker()
-        master = Master()
-        master.SIG_QUEUE = queue.SimpleQueue()
-        conf["post_fork"](master, stopped)
-        master.SIG_QUEUE.put_nowait(signal.SIGINT)  # Ctrl-C while it booted
-        conf["post_worker_init"](stopped)
-        assert not stopped.alive and ended == [0.3]
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    booted = Worker()
+    conf["post_fork"](Master(), booted)
+    conf["post_worker_init"](booted)
+    assert booted.alive and ended == []  # nothing came: it serves
+    stopped = Worker()
+    master = Master()
+    master.SIG_QUEUE = queue.SimpleQueue()
+    conf["post_fork"](master, stopped)
+    master.SIG_QUEUE.put_nowait(signal.SIGINT)  # Ctrl-C while it booted
+    conf["post_worker_init"](stopped)
+    assert not stopped.alive and ended == [0.3]
 
 
-def test_a_second_quick_stop_signal_inside_the_first_is_ignored():
+def test_a_second_quick_stop_signal_inside_the_first_is_ignored(hooks):
     # Ctrl-C reaches the worker (SIGINT to the terminal's group) and the stopping master sends it
     # SIGQUIT: gunicorn's handler, run again inside itself, waited for ever on its own lock.
-    conf = _gunicorn_conf()
-    ended = []
-    conf["_end_by_deadline"] = lambda worker, *, linger: ended.append(linger)
+    conf, ended = hooks, hooks["ended"]
     quits = []
 
     class Worker:
@@ -259,11 +256,6 @@ def test_a_second_quick_stop_signal_inside_the_first_is_ignored():
             quits.append(sig)
             signal.getsignal(signal.SIGQUIT)(signal.SIGQUIT, None)  # the master's SIGQUIT lands meanwhile
 
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)}
-    try:
-        conf["post_worker_init"](Worker())
-        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
-        assert quits == [signal.SIGINT] and ended == [0.3]
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
+    conf["post_worker_init"](Worker())
+    signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+    assert quits == [signal.SIGINT] and ended == [0.3]
