@@ -312,11 +312,15 @@ def observe_mode(ctx: ScenarioContext) -> None:
     ctx.wait_until(f"{OBSERVING_CYCLES} observing cycles finished",
                    lambda: RecoveryCycle.objects.filter(mode="observe", started_at__gte=since,
                                                         finished_at__isnull=False).count() >= OBSERVING_CYCLES,
-                   timeout=60)
+                   timeout=120)  # seconds apart; generous for a machine under load
     ctx.stop_qcluster()
     cycles = list(RecoveryCycle.objects.filter(started_at__gte=since).order_by("started_at"))
-    ctx.check("every cycle since the start observed and succeeded",
-              all(c.mode == "observe" and c.outcome == "SUCCEEDED" for c in cycles),
+    # A stop lets the cycle in hand finish; one still RUNNING was cut by the stop's SIGKILL on a
+    # machine too slow for its grace, which says nothing about observe mode. None may fail.
+    ctx.check("every cycle since the start observed, and every finished one succeeded",
+              all(c.mode == "observe" for c in cycles)
+              and all(c.outcome == "SUCCEEDED" for c in cycles if c.finished_at is not None)
+              and sum(c.outcome == "SUCCEEDED" for c in cycles) >= OBSERVING_CYCLES,
               [(c.pk, c.mode, c.outcome) for c in cycles])
     mismatches = sql.compare(before, _wms_checksums())
     ctx.equal(f"every WMS table unchanged over {len(cycles)} observing cycles (mismatches=[])", mismatches, [])
