@@ -8,15 +8,13 @@ import http.client
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 
 import pytest
 
-from console.replay.processes import free_port
-from tests.test_production_config import ROOT, _environment
+from tests.test_production_config import ROOT, _environment, start_gunicorn
 
 
 def _gunicorn_conf() -> dict:
@@ -37,12 +35,7 @@ def test_a_stopping_worker_ends_by_itself_before_the_master_would_kill_it():
 def test_the_web_server_stops_without_a_sigkill_with_idle_and_unfinished_connections(django_db_setup, tmp_path,
                                                                                       signum):
     env = {**_environment(tmp_path / "static"), "STATIC_MANIFEST": "false", "LOG_FORMAT": "text"}
-    port = free_port()
-    log_path = tmp_path / "gunicorn.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-                                 "--bind", f"127.0.0.1:{port}"], cwd=tmp_path, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    proc, port, log_path = start_gunicorn(tmp_path, env)
     opened = []
     try:
         deadline = time.monotonic() + 60
@@ -83,14 +76,9 @@ def test_the_web_server_stops_without_a_sigkill_with_idle_and_unfinished_connect
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "systemd-stop"])
 def test_a_request_in_flight_is_answered_in_full_before_the_worker_ends(tmp_path, signum):
-    port = free_port()
-    log_path = tmp_path / "gunicorn.log"
     env = {**_environment(tmp_path / "static"), "STATIC_MANIFEST": "false", "LOG_FORMAT": "text",
            "PYTHONPATH": str(ROOT)}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-                                 "--bind", f"127.0.0.1:{port}", "--workers", "1", "tests.slow_wsgi:application"],
-                                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc, port, log_path = start_gunicorn(tmp_path, env, "--workers", "1", "tests.slow_wsgi:application")
     answers = []
     try:
         deadline = time.monotonic() + 60
@@ -123,12 +111,7 @@ def test_a_request_in_flight_is_answered_in_full_before_the_worker_ends(tmp_path
 
 
 def _stop_during_boot(tmp_path, *, delay: float, app: list[str], env: dict) -> tuple[int, str]:
-    port = free_port()
-    log_path = tmp_path / "gunicorn.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-                                 "--bind", f"127.0.0.1:{port}", *app], cwd=tmp_path, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    proc, _, log_path = start_gunicorn(tmp_path, env, *app)
     try:
         deadline = time.monotonic() + 60
         while "Booting worker" not in log_path.read_text():

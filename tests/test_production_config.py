@@ -65,6 +65,18 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def start_gunicorn(cwd: Path, env: dict, *arguments: str) -> tuple[subprocess.Popen, int, Path]:
+    """gunicorn with deploy/gunicorn.conf.py on a free port, in a session of its own (a terminal's
+    process group, so a test can signal it as Ctrl-C would), its output in cwd/gunicorn.log."""
+    port = free_port()
+    log_path = cwd / "gunicorn.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
+                                 "--bind", f"127.0.0.1:{port}", *arguments], cwd=cwd, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    return proc, port, log_path
+
+
 def _environment(static_root: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
            if k not in {"EMBEDDED_DATABASE_URL", "TIDY_TEST_OWNS_EMBEDDED_DB", "EMBEDDED_DB_DIR", "DEBUG",
@@ -97,12 +109,7 @@ def production(django_db_setup, tmp_path_factory):
     release = subprocess.run([sys.executable, "manage.py", "release"], cwd=ROOT, env=env, capture_output=True,
                              text=True, timeout=180)
     assert release.returncode == 0, release.stdout + release.stderr
-    port = free_port()
-    log_path = tmp_path / "gunicorn.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
-                                 "--bind", f"127.0.0.1:{port}"], cwd=tmp_path, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    proc, port, log_path = start_gunicorn(tmp_path, env)
     server = Production(f"http://127.0.0.1:{port}", static_root, log_path, proc)
     deadline = time.monotonic() + 30
     while True:
