@@ -8,9 +8,6 @@ every backend connection is terminated (pg_terminate_backend) and, separately, t
 stopped as a crash would stop it (immediate) and started again.
 """
 
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
 
@@ -20,13 +17,12 @@ from django.db import connection
 from django.utils import timezone
 
 from console import devdb
-from console.replay.processes import database_url
 from recovery.errors import database_unreachable
 from recovery.lease import connect_direct
 from recovery.models import RecoveryCycle
 from recovery.tasks import retry_delays
 from recovery.warehouse import BulkSeeder
-from tests.test_recovery_shards import ROOT, RUNNER, _wait_for
+from tests.test_recovery_shards import _start_runner, _wait_for
 
 INTERVAL = 2.0
 LIFE = 120.0  # the test ends the runner itself; its life never runs out first
@@ -55,15 +51,6 @@ def crash_restart(down_seconds: float) -> None:
     connection.close()
 
 
-def _start_runner(tmp_path, n: int, *, shards: int, interval: float) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url("tidy-test-runner"), "DJANGO_SETTINGS_MODULE": "tests.settings",
-           "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
-    env.pop("EMBEDDED_DATABASE_URL", None)
-    out = open(tmp_path / f"runner-{n}.log", "w")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([sys.executable, "-c", RUNNER, str(LIFE), str(interval), str(shards)],
-                            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
 def _last_success():
     return (RecoveryCycle.objects.filter(outcome=RecoveryCycle.Outcome.SUCCEEDED)
             .order_by("-finished_at").values_list("finished_at", flat=True).first())
@@ -80,7 +67,7 @@ def _run_through(tmp_path, fault, *, phase: float, shards: int = 1, runners: int
     successful cycle ended; the seconds from the fault (and from that cycle) to the next
     successful cycle of every shard, and the runners' output."""
     BulkSeeder().seed("healthy", 40)
-    procs = [_start_runner(tmp_path, n, shards=shards, interval=interval) for n in range(runners)]
+    procs = [_start_runner(tmp_path, n, seconds=LIFE, shards=shards, interval=interval) for n in range(runners)]
     try:
         _wait_for("a first successful cycle of every shard", lambda: RecoveryCycle.objects.filter(
             outcome=RecoveryCycle.Outcome.SUCCEEDED).values("shard").distinct().count() >= shards, 60)

@@ -36,12 +36,13 @@ print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]
 """
 
 
-def _start_runner(tmp_path, n: int, seconds: float, shards: int = SHARDS) -> subprocess.Popen:
+def _start_runner(tmp_path, n: int, seconds: float, shards: int = SHARDS,
+                  interval: float = INTERVAL) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url("tidy-test-runner"), "DJANGO_SETTINGS_MODULE": "tests.settings",
            "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
     env.pop("EMBEDDED_DATABASE_URL", None)
     out = open(tmp_path / f"runner-{n}.log", "w")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([sys.executable, "-c", RUNNER, str(seconds), str(INTERVAL), str(shards)],
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(seconds), str(interval), str(shards)],
                             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
