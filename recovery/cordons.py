@@ -13,12 +13,9 @@ from its creation until it is lifted or its end passes.
 The console's page writes only through `cordon_create` and `cordon_lift` here.
 """
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
 
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -26,6 +23,7 @@ from recovery import wms_sql
 from recovery.errors import Refused
 from recovery.messages import Message, gettext_noop, message
 from recovery.models import Cordon, CordonLift
+from recovery.places import aisle_of
 
 REASON_MAX = 500
 PLACE_MAX = 100
@@ -72,17 +70,6 @@ class CordonInForce:
         where = f"aisle {self.place}" if self.scope == Cordon.Scope.AISLE else f"space {self.place}"
         until = f" until {self.ends_at.isoformat(timespec='minutes')}" if self.ends_at else ""
         return f"cordon #{self.cordon_id} on {where}{until} ({self.reason})"
-
-
-@lru_cache(maxsize=8)
-def _pattern(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
-
-
-def aisle_of(code: str) -> str | None:
-    """The aisle of a space code as SPACE_CODE_PATTERN splits it, or None when it does not match."""
-    m = _pattern(settings.SPACE_CODE_PATTERN).search(code)
-    return None if m is None else m.group("aisle")
 
 
 def cordons_in_force(*, spaces) -> dict[str, list[CordonInForce]]:

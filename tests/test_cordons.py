@@ -11,10 +11,11 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from console.simulator.wcs import WcsSimulator
-from recovery.cordons import CordonRefused, aisle_of, cordon_create, cordon_lift, cordons_in_force
+from recovery.cordons import CordonRefused, cordon_create, cordon_lift, cordons_in_force
 from recovery.creation import SpaceCordoned, TidyMove, create_tidy_workflow
 from recovery.cycle import run_cycle
 from recovery.models import Cordon, CordonLift, OutboundHttpRequest
+from recovery.places import aisle_of
 from recovery.wcs import WcsVehicleSnapshotClient
 from tests.wcs_helpers import TOKEN, answer, local_http_server, rows
 from tests.wms_state import diff, snapshot

@@ -10,8 +10,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from console.notifications.schedule import ensure_notification_schedule
-from recovery.cordons import aisle_of
 from recovery.models import Cordon, CordonLift, ProcessHeartbeat, RecoveryCycle
+from recovery.places import aisle_of
 from recovery.schedule import ensure_recovery_schedule
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.console_personas import make_user
