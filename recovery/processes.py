@@ -17,13 +17,9 @@ import time
 from django.db import DatabaseError, connection
 
 from recovery import wms_sql
+from recovery.cycle import worker_name
 
 log = logging.getLogger(__name__)
-
-
-def worker_key() -> str:
-    """The worker process, as RecoveryCycle.worker names it."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def beat(*, cluster: str, shards, shard_count: int) -> bool:
@@ -36,8 +32,9 @@ def beat(*, cluster: str, shards, shard_count: int) -> bool:
         cluster_pid = os.getppid()
     try:
         with connection.cursor() as cursor:
+            # The worker named as its cycles name it (RecoveryCycle.worker), so the pages show one name.
             cursor.execute(wms_sql.PROCESS_BEAT, {
-                "worker": worker_key(), "cluster": cluster, "host": host, "cluster_pid": cluster_pid,
+                "worker": worker_name(), "cluster": cluster, "host": host, "cluster_pid": cluster_pid,
                 "shards": json.dumps(sorted(shards)), "shard_count": shard_count})
         return True
     except DatabaseError as exc:

@@ -14,8 +14,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from console.readers.processes import cluster_status
+from recovery.cycle import worker_name
 from recovery.models import ProcessHeartbeat, RecoveryCycle
-from recovery.processes import Heartbeat, beat, worker_key
+from recovery.processes import Heartbeat, beat
 from recovery.tasks import cluster_key, run_recovery_runner, run_startup_cycle
 from tests.console_personas import personas  # noqa: F401  (fixture)
 
@@ -132,7 +133,7 @@ def test_a_runner_and_the_start_up_cycle_write_their_heartbeat(transactional_db,
     assert run_startup_cycle() is True
     (row,) = ProcessHeartbeat.objects.all()
     assert (row.worker, row.cluster, row.host, row.cluster_pid, row.shards) == (
-        worker_key(), cluster_key(), socket.gethostname(), os.getppid(), [])
+        worker_name(), cluster_key(), socket.gethostname(), os.getppid(), [])
     run_recovery_runner(seconds=0.3, interval=0.1, shards=2)
     row = ProcessHeartbeat.objects.get()
     assert row.shards == [0, 1] and row.shard_count == 2 and row.last_seen_at > row.started_at
