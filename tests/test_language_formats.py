@@ -13,6 +13,7 @@ from django.utils import timezone, translation
 from console.readers.paused import PausedRow
 from console.templatetags.console_tags import (
     age,
+    clock,
     duration,
     format_duration,
     milliseconds,
@@ -22,6 +23,7 @@ from console.templatetags.console_tags import (
     reason_link,
     role_labels,
     when,
+    when_ahead,
     yesno_text,
 )
 from recovery.cycle import run_cycle
@@ -87,6 +89,22 @@ def test_a_time_on_another_day_names_the_month_in_the_language():
         assert english_left(html) == []
         # The exact time on hover stays ISO: it reads the same in every language.
         assert f'title="{local.strftime("%Y-%m-%d %H:%M:%S")}' in html
+
+
+def test_a_time_ahead_says_how_long_is_left_and_a_clock_time_says_no_age():
+    value = timezone.now() + timedelta(hours=5, minutes=30)
+    local = timezone.localtime(value)
+    shown = local.strftime("%H:%M:%S") if local.date() == timezone.localdate() else local.strftime("%d %b %H:%M")
+    tag = f'<time datetime="{value.isoformat()}" title="{local.strftime("%Y-%m-%d %H:%M:%S %Z")}">{shown}'
+    with translation.override("en"):
+        assert when_ahead(value) in (f'{tag} <span class="ago">(in 5 h 30 min)</span></time>',
+                                     f'{tag} <span class="ago">(in 5 h 29 min)</span></time>')
+        assert clock(value) == f"{tag}</time>"
+        passed = timezone.now() - timedelta(minutes=5)
+        assert when_ahead(passed) == when(passed)  # once passed, an age like any other time
+        assert when_ahead(None) == clock(None) == '<span class="muted">never</span>'
+    with translation.override("zh-hans"):
+        assert clock(None) == '<span class="muted">从未</span>'
 
 
 def test_never_and_no_reason_are_said_in_the_language():

@@ -128,29 +128,41 @@ def age(value: datetime | None) -> str:
     return format_duration(timezone.now() - value)
 
 
+def _never() -> str:
+    return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
+
+
+def _time_tag(value: datetime, local: datetime, text: str, aside: str | None = None) -> str:
+    """<time> with the instant (ISO 8601), the full local time as its title, `text` shown, and
+    `aside` (an age, the time still to go) beside it."""
+    full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
+    if aside is None:
+        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), full, text)
+    return format_html('<time datetime="{}" title="{}">{} <span class="ago">{}</span></time>',
+                       value.isoformat(), full, text, aside)
+
+
 @register.filter
 def when(value: datetime | None, style: str = "") -> str:
     """<time> with the warehouse-local date and time, and the age: '01 Dec 03:04 (5 min ago)'."""
     if value is None:
-        return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
+        return _never()
     local = timezone.localtime(value)
-    full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
     delta = timezone.now() - value
     if style == "age":
-        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), full, format_ago(delta))
-    return format_html('<time datetime="{}" title="{}">{} <span class="ago">{}</span></time>',
-                       value.isoformat(), full, _short_date(local, timezone.localdate()), format_ago_aside(delta))
+        return _time_tag(value, local, format_ago(delta))
+    return _time_tag(value, local, _short_date(local, timezone.localdate()), format_ago_aside(delta))
 
 
 @register.filter
 def when_ahead(value: datetime | None) -> str:
     """A moment still ahead (a cordon's end): '01 Dec 23:10 (in 5 h 59 min)'; once passed, as `when`."""
-    if value is None or value <= timezone.now():
+    ahead = None if value is None else value - timezone.now()
+    if ahead is None or ahead <= timedelta(0):
         return when(value)
     local = timezone.localtime(value)
-    return format_html('<time datetime="{}" title="{}">{} <span class="ago">{}</span></time>', value.isoformat(),
-                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), _short_date(local, timezone.localdate()),
-                       gettext("(in %(duration)s)") % {"duration": format_duration(value - timezone.now())})
+    return _time_tag(value, local, _short_date(local, timezone.localdate()),
+                     gettext("(in %(duration)s)") % {"duration": format_duration(ahead)})
 
 
 @register.filter
@@ -158,10 +170,9 @@ def clock(value: datetime | None) -> str:
     """<time> with the warehouse-local date and time and no age: for a time that may lie ahead
     (a silence's end), where "5 min ago" would be wrong."""
     if value is None:
-        return format_html('<span class="muted">{}</span>', pgettext("time", "never"))
+        return _never()
     local = timezone.localtime(value)
-    return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(),
-                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), _short_date(local, timezone.localdate()))
+    return _time_tag(value, local, _short_date(local, timezone.localdate()))
 
 
 @register.filter
