@@ -4,6 +4,7 @@ its applied path, Chinese labels, and every correction the runbook allows for a 
 offered by some action with a reason code for that reason."""
 
 import inspect
+from dataclasses import MISSING, fields
 
 import pytest
 from django.urls import resolve, reverse
@@ -137,3 +138,10 @@ def test_the_sentence_ids_are_declared_with_their_placeholders():
     ids += [v for k, v in vars(m).items() if k.isupper() and isinstance(v, str) and " " in v]
     for text in ids:
         assert chinese(translation.gettext_lazy(text)) != text, text
+
+
+def test_each_action_says_whether_it_resolves_a_pause():
+    # Applied, these resume or cancel the workflow; a proposal and a rejection leave it paused.
+    assert registry.resolving_actions() == ["RECHECK", "REISSUE", "RECONCILE_SOURCE", "RECONCILE_TARGET",
+                                            "CANCEL_APPROVE"]
+    assert "resolves_pause" not in {f.name for f in fields(registry.ActionSpec) if f.default is not MISSING}

@@ -102,6 +102,10 @@ class ActionSpec:
     family: Family
     may: Callable[[object], bool]  # the role predicate of console.roles
     reason_codes: tuple[ReasonCode, ...]
+    # Whether applying it ends the workflow's pause (it resumes or cancels the workflow): the
+    # observe-mode agreement counts the workflow as repaired, and the analytics' time to resolve
+    # ends there. Said by every spec: a new action is never silently left out.
+    resolves_pause: bool
     # Why the action does not hold on this evidence (besides "the workflow is paused"): [] = it holds.
     preconditions: Failures = _holds
     mutation: Callable | None = None  # recovery.transaction.repair; None: nothing in the WMS changes
@@ -242,6 +246,7 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="RECHECK", slug="recheck", label=_("Re-check and resume"), family=RECHECK_FAMILY,
         may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("WMS_RECORDS_FIXED", _("The records were corrected in the WMS")),
             _code("FINISH_RECORDED_LATE", _("The job's finish was recorded after the pause")),
@@ -249,6 +254,7 @@ SPECS: tuple[ActionSpec, ...] = (
         preconditions=_table_still_pauses, mutation=m.recheck_resume),
     ActionSpec(
         code="REISSUE", slug="reissue", label=_("Re-issue job"), family=REISSUE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("JOB_LOST_AT_RESTART", _("The move job was lost at a restart"), [R.JOB_MISSING]),
             _code("JOB_NEVER_CREATED", _("The move job was never created"), [R.JOB_MISSING]),
@@ -261,6 +267,7 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="RECONCILE_SOURCE", slug="reconcile-source", label=_("Reconcile: tray is at the source"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("TRAY_FOUND_AT_SOURCE", _("Tray found at the source space on the floor")),
             _STOCK_BOOKED_AT_WRONG_SPACE,
@@ -271,6 +278,7 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="RECONCILE_TARGET", slug="reconcile-target", label=_("Reconcile: tray is at the target"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("TRAY_FOUND_AT_TARGET", _("Tray found at the target space on the floor")),
             _STOCK_BOOKED_AT_WRONG_SPACE,
@@ -281,6 +289,7 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="CANCEL_PROPOSE", slug="cancel", label=_("Propose cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=False,
         reason_codes=(
             _code("TIDY_NO_LONGER_NEEDED", _("The tidy is no longer needed")),
             _code("TRAY_MISSING_OR_DAMAGED", _("The tray is missing or damaged")),
@@ -293,12 +302,14 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="CANCEL_APPROVE", slug="cancel-approve", label=_("Approve cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=True,
         reason_codes=(_code("CANCEL_CHECKED_ON_FLOOR", _("Checked on the floor: cancelling is right")),),
         mutation=m.cancel_release, offered=False, frees_spaces=True,
         forbidden=t.APPROVE_FORBIDDEN, stale=t.STALE_APPROVAL),
     ActionSpec(
         code="CANCEL_REJECT", slug="cancel-reject", label=_("Reject cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=False,
         reason_codes=(
             _code("CANCEL_NOT_JUSTIFIED", _("Cancelling is not justified by the evidence")),
             _code("REPAIRABLE_INSTEAD", _("The workflow can be repaired instead")),
@@ -320,6 +331,12 @@ RECONCILE: tuple[str, ...] = tuple(s.code for s in SPECS if s.family is RECONCIL
 # Every operator reason code once, in the specs' order (the audit page filters by them).
 REASON_CODES: tuple[ReasonCode, ...] = tuple({c.code: c for s in SPECS for c in s.reason_codes}.values())
 REASON_CODE_LABELS: dict[str, Text] = {c.code: c.label for c in REASON_CODES}
+
+
+def resolving_actions() -> list[str]:
+    """The codes of the actions that end a pause when applied (the observe-mode agreement's
+    `repaired`, the analytics' time to resolve: console_sql's %(resolving_actions)s)."""
+    return [s.code for s in SPECS if s.resolves_pause]
 
 
 def spec(action: str) -> ActionSpec:
