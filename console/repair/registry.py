@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -118,9 +119,18 @@ class ActionSpec:
     # The refusals it audits in its own words.
     forbidden: str = t.FORBIDDEN
     stale: str = t.STALE_APPLIED
+    # The README table's cells (English, Markdown): when it is offered, what it does.
+    offered_when: str = ""
+    does: str = ""
 
     def codes_for(self, pause_reason: str | None) -> list[ReasonCode]:
         return [c for c in self.reason_codes if c.allows(pause_reason)]
+
+    def readme_row(self) -> str:
+        """Its row of the README's repair-action table (tests/test_repair_registry.py compares them)."""
+        with translation.override("en"):
+            label = str(self.label)
+        return f"| `{self.code}` | {label} | {self.offered_when} | {self.does} |"
 
 
 # --- the runbook's corrections ----------------------------------------------------------------
@@ -251,7 +261,12 @@ SPECS: tuple[ActionSpec, ...] = (
             _code("WMS_RECORDS_FIXED", _("The records were corrected in the WMS")),
             _code("FINISH_RECORDED_LATE", _("The job's finish was recorded after the pause")),
         ),
-        preconditions=_table_still_pauses, mutation=m.recheck_resume),
+        preconditions=_table_still_pauses, mutation=m.recheck_resume,
+        offered_when=("the decision table, run as if the workflow were active, no longer pauses it (someone fixed the "
+                      "data in the WMS)"),
+        does=("workflow `ACTIVE`, the step back to `DISPATCHED`/`PENDING`, then the table's decision: advance "
+              "(stage `OPERATOR_RESUMED`, no inventory move), complete, or leave it running"),
+    ),
     ActionSpec(
         code="REISSUE", slug="reissue", label=_("Re-issue job"), family=REISSUE_FAMILY, may=roles.can_repair,
         resolves_pause=True,
@@ -263,7 +278,10 @@ SPECS: tuple[ActionSpec, ...] = (
                   [R.JOB_MISMATCH, R.ACTIVE_EVIDENCE_INVALID]),
         ),
         # A lost acknowledgement looks like a missing job in the pre-move state: the floor decides.
-        preconditions=_job_not_reissuable, mutation=m.reissue_job, scans=AT_SOURCE),
+        preconditions=_job_not_reissuable, mutation=m.reissue_job, scans=AT_SOURCE,
+        offered_when="no active job, no finish row, pre-move state holds; the tray scanned at its source",
+        does="job `TDY-<workflow>-<step>` created again (status 1), step `DISPATCHED`, workflow `ACTIVE`",
+    ),
     ActionSpec(
         code="RECONCILE_SOURCE", slug="reconcile-source", label=_("Reconcile: tray is at the source"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
@@ -274,7 +292,12 @@ SPECS: tuple[ActionSpec, ...] = (
             _code("JOB_STATUS_INVALID", _("The job's status is not a live status; the move has not happened"),
                   [R.ACTIVE_EVIDENCE_INVALID]),
         ),
-        preconditions=_not_reconcilable(to_source=True), mutation=m.reconcile_to_source, scans=AT_SOURCE),
+        preconditions=_not_reconcilable(to_source=True), mutation=m.reconcile_to_source, scans=AT_SOURCE,
+        offered_when=("the tray has stock rows, the source space exists and holds no other tray, the job id is not "
+                      "archived and not taken by another move; the tray scanned at its source"),
+        does=("stock and space records corrected to the source; the job created, kept, or its invalid status "
+              "reset to 1; step `DISPATCHED`, workflow `ACTIVE`"),
+    ),
     ActionSpec(
         code="RECONCILE_TARGET", slug="reconcile-target", label=_("Reconcile: tray is at the target"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
@@ -285,7 +308,13 @@ SPECS: tuple[ActionSpec, ...] = (
             _code("MOVE_DONE_NOT_RECORDED", _("The move was done but the WMS did not record it"),
                   [R.JOB_MISSING, R.ACTIVE_EVIDENCE_INVALID, R.FINISH_EVIDENCE_INVALID, R.JOB_MISMATCH]),
         ),
-        preconditions=_not_reconcilable(to_source=False), mutation=m.reconcile_to_target, scans=AT_TARGET),
+        preconditions=_not_reconcilable(to_source=False), mutation=m.reconcile_to_target, scans=AT_TARGET,
+        offered_when=("the tray has stock rows, the target exists and holds no other tray; the tray scanned at its "
+                      "target"),
+        does=("records corrected to the target; the active job archived (status 4 if it matches the step, its "
+              "own status if it describes another move); the step advanced with stage "
+              "`OPERATOR_RECONCILED_TARGET` (next job dispatched or workflow completed)"),
+    ),
     ActionSpec(
         code="CANCEL_PROPOSE", slug="cancel", label=_("Propose cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
@@ -298,14 +327,25 @@ SPECS: tuple[ActionSpec, ...] = (
         ),
         # Previewed at the proposal, applied at the approval.
         mutation=m.cancel_release, scans=FLOOR_CONFIRMATION, proposes=True, frees_spaces=True,
-        stale=t.STALE_PROPOSED),
+        stale=t.STALE_PROPOSED,
+        offered_when=("shift leads; the workflow is paused (with a job in status 2 or 3: only with a floor "
+                      "confirmation, below)"),
+        does=("a proposal to cancel and release, with its preview; nothing changes until a **different** shift "
+              "lead approves it"),
+    ),
     ActionSpec(
         code="CANCEL_APPROVE", slug="cancel-approve", label=_("Approve cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
         resolves_pause=True,
         reason_codes=(_code("CANCEL_CHECKED_ON_FLOOR", _("Checked on the floor: cancelling is right")),),
         mutation=m.cancel_release, offered=False, frees_spaces=True,
-        forbidden=t.APPROVE_FORBIDDEN, stale=t.STALE_APPROVAL),
+        forbidden=t.APPROVE_FORBIDDEN, stale=t.STALE_APPROVAL,
+        offered_when=("shift leads, on the proposal's page: a pending proposal by someone else (four eyes), its "
+                      "evidence unchanged"),
+        does=("open steps and the workflow `CANCELLED`, locks released, active jobs archived with their own "
+              "status; with a floor confirmation the stock and space records are also corrected to the "
+              "confirmed space"),
+    ),
     ActionSpec(
         code="CANCEL_REJECT", slug="cancel-reject", label=_("Reject cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
@@ -314,7 +354,10 @@ SPECS: tuple[ActionSpec, ...] = (
             _code("CANCEL_NOT_JUSTIFIED", _("Cancelling is not justified by the evidence")),
             _code("REPAIRABLE_INSTEAD", _("The workflow can be repaired instead")),
         ),
-        offered=False, forbidden=t.REJECT_FORBIDDEN),
+        offered=False, forbidden=t.REJECT_FORBIDDEN,
+        offered_when="shift leads, on the proposal's page: a pending proposal",
+        does="the proposal closed as rejected; nothing in the WMS changes",
+    ),
 )
 
 
