@@ -4,8 +4,10 @@ pg_locks shows the whole server's, so every read of it keeps to the current data
 of two databases on the test's server runs recovery with two shards, and each runner holds and
 runs both shards of its own database."""
 
+import os
 import signal
 import subprocess
+import sys
 from collections import Counter
 from urllib.parse import quote
 
@@ -16,7 +18,7 @@ from django.utils import timezone
 
 from console.replay.processes import database_url
 from recovery.lease import RUNNER_PRESENCE_KEY, live_runners, shard_lease_key
-from tests.test_recovery_shards import _start_runner, _wait_for
+from tests.test_recovery_shards import ROOT, _start_runner, _wait_for
 
 SHARDS = 2
 INTERVAL = 1.0
@@ -48,16 +50,35 @@ def _url(database: str, application_name: str) -> str:
     return url.replace(mine, f"/{quote(database)}?")
 
 
+def _migrate(database: str) -> None:
+    """The console's tables and the WMS schema in `database`, as a deployment makes them."""
+    env = {**os.environ, "DATABASE_URL": _url(database, "tidy-test-migrate"),
+           "DJANGO_SETTINGS_MODULE": "tests.settings", "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
+    env.pop("EMBEDDED_DATABASE_URL", None)
+    for command in (["migrate", "--noinput"], ["wms_schema"]):
+        result = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+
+
 @pytest.fixture
 def other_database(wms):
     """A second database on the same server, with the same schema (a copy of the test database,
-    whose tables the wms fixture has just emptied), dropped afterwards."""
+    whose tables the wms fixture has just emptied; or, while another session holds the test
+    database, migrated afresh), dropped afterwards."""
     mine = connection.settings_dict["NAME"]
     other = f"{mine}_other"
     connection.close()  # a template must have no other session
     with psycopg.connect(_url("postgres", "tidy-test-admin"), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{other}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{other}" TEMPLATE "{mine}"')
+        try:
+            admin.execute(f'CREATE DATABASE "{other}" TEMPLATE "{mine}"')
+            copied = True
+        except psycopg.errors.ObjectInUse:
+            admin.execute(f'CREATE DATABASE "{other}"')
+            copied = False
+    if not copied:
+        _migrate(other)
     try:
         yield other
     finally:
