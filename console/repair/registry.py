@@ -5,10 +5,12 @@ its code (stored in RepairAudit.action), URL slug and label; the runbook correct
 to (its family: label, effect, role text); who may take it; whether the workflow's panel offers
 it; what it asks for besides the reason code and the written reason (the codes scanned on the
 floor, and when); its preconditions on the evidence; its mutation in
-recovery.transaction.repair; the operator reason codes it allows, per pause reason; and the
-refusals it audits in its own words. Everything else derives from the specs: the offers, the
-routing by slug, the mutations, the labels, `permitted`, the form's fields, and the labels,
-effects and roles of the runbook's corrections (console.runbook names them by value).
+recovery.transaction.repair; whether applying it resolves a pause; the operator reason codes it
+allows, per pause reason; the refusals it audits in its own words; and its README row. Everything
+else derives from the specs: the offers, the routing by slug, the mutations, the labels,
+`permitted`, the form's fields, the labels, effects and roles of the runbook's corrections
+(console.runbook names them by value), the actions the observe-mode agreement and the analytics'
+time to resolve count as ending a pause (`resolving_actions`), and the README's table.
 
 The preconditions and scan checks are pure on a RepairContext, so the panel's offers, the
 preview and the apply-once frame ask the very same questions.
