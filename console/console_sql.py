@@ -860,12 +860,14 @@ FROM newest
 # --- observe mode: /recovery/observe/ (docs/architecture.md §16) --------------------------------
 # What happened to a workflow after an observed decision, one name per row (`outcome`), earliest
 # first in this precedence: cancelled (the workflow is CANCELLED now); repaired (an operator repair
-# was applied after it); recovery (recovery applied a decision after it, in apply mode: `later_*`
-# say which); completed_by_callback / advanced_by_callback (a WCS finish advanced a step after it,
-# and the workflow is or is not COMPLETED now); unchanged. Whether that agrees with the observed
-# decision is console.operations.observe.agreement (pure), so the page and the 24-hour rates say
-# the same. The probes: the workflow's primary key, its decisions by (workflow_id, -decided_at),
-# its repair audit by (workflow_id, -id), its callback events by their identity key's first column.
+# that resolves a pause was applied after it: %(resolving_actions)s, the codes whose spec in
+# console.repair.registry says `resolves_pause`); recovery (recovery applied a decision after it,
+# in apply mode: `later_*` say which); completed_by_callback / advanced_by_callback (a WCS finish
+# advanced a step after it, and the workflow is or is not COMPLETED now); unchanged. Whether that
+# agrees with the observed decision is console.operations.observe.agreement (pure), so the page and
+# the 24-hour rates say the same. The probes: the workflow's primary key, its decisions by
+# (workflow_id, -decided_at), its repair audit by (workflow_id, -id), its callback events by their
+# identity key's first column.
 _OBSERVED_FROM = """
 FROM recovery_recoverydecision AS d
 LEFT JOIN alg.tidy_workflow AS w
@@ -888,8 +890,7 @@ CROSS JOIN LATERAL (
                        AND r.at > d.decided_at
                        AND r.stage = 'APPLY'
                        AND r.outcome = 'APPLIED'
-                       AND r.action IN ('RECHECK', 'REISSUE', 'RECONCILE_SOURCE', 'RECONCILE_TARGET',
-                                        'CANCEL_APPROVE')) THEN 'repaired'
+                       AND r.action = ANY(%(resolving_actions)s)) THEN 'repaired'
         WHEN later.action IS NOT NULL THEN 'recovery'
         WHEN EXISTS (SELECT 1
                      FROM alg.tidy_callback_event AS e
@@ -903,7 +904,8 @@ CROSS JOIN LATERAL (
 WHERE d.observed
 """
 
-# Parameters: %(limit)s, and those of the optional conditions below. Newest first, one keyset page.
+# Parameters: %(limit)s, %(resolving_actions)s, and those of the optional conditions below. Newest
+# first, one keyset page.
 OBSERVED_DECISIONS = """
 SELECT d.id, d.decided_at, d.cycle_id, d.workflow_id, d.step_id, d.action, d.reason, d.rule, d.fingerprint,
        w.status AS workflow_status,
@@ -919,8 +921,8 @@ OBSERVED_WHERE_ACTION = "  AND d.action = %(action)s\n"
 OBSERVED_WHERE_REASON = "  AND d.reason = %(reason)s\n"
 OBSERVED_WHERE_BEFORE = "  AND (d.decided_at, d.id) < (%(before_at)s, %(before_id)s)\n"
 
-# Parameter: %(since)s. The observed decisions since then, counted by what happened afterwards (the
-# agreement rate per action over the last 24 hours).
+# Parameters: %(since)s, %(resolving_actions)s. The observed decisions since then, counted by what
+# happened afterwards (the agreement rate per action over the last 24 hours).
 OBSERVED_OUTCOME_COUNTS = """
 SELECT d.action, d.reason, after.outcome, later.action AS later_action, coalesce(later.reason, '') AS later_reason,
        count(*) AS n
@@ -937,7 +939,8 @@ GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
 # its reason code, the cargo space whose aisle it counts under, and its shift.
 #
 # A pause is an applied PAUSE decision (never an observed one); it ends at the first of: an applied
-# repair that resumes or cancels it (re-check, re-issue, reconcile, the approved cancel), the
+# repair that resumes or cancels it (%(resolving_actions)s: the codes whose spec in
+# console.repair.registry says `resolves_pause`), the
 # workflow's completion, its cancellation; a workflow cannot pause again before it resumed, so the
 # first end after a pause is that pause's own. A notification is counted under its own reason code;
 # its aisle is that of the step the workflow's latest pause before it named, else of its first step;
@@ -969,7 +972,7 @@ WITH episodes AS (
                 AND r.at <= %(now)s
                 AND r.stage = 'APPLY'
                 AND r.outcome = 'APPLIED'
-                AND r.action IN ('RECHECK', 'REISSUE', 'RECONCILE_SOURCE', 'RECONCILE_TARGET', 'CANCEL_APPROVE')
+                AND r.action = ANY(%(resolving_actions)s)
               UNION ALL
               SELECT w.completed_at
               WHERE w.completed_at > d.decided_at

@@ -86,8 +86,7 @@ def render_page(request, template: str, fragment: str | tuple[str, ...], context
     """The fragment `template#name` for htmx requests, the whole page otherwise (and for a
     history restore). With several fragments, the one named by the request's HX-Target (the id
     of the element being replaced) is rendered, the first one by default."""
-    context = {**context, "refresh_seconds": refresh_seconds(),
-               "user_roles": sorted(roles.user_roles(request.user)) or (["admin"] if request.user.is_superuser else [])}
+    context = {**context, "refresh_seconds": refresh_seconds()}
     if wants_fragment(request):
         names = (fragment,) if isinstance(fragment, str) else fragment
         name = request.htmx.target if request.htmx.target in names else names[0]

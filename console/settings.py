@@ -302,6 +302,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "console.pages.recovery_mode",  # the observe-mode banner
+                "console.frame.frame",  # the header's roles and navigation, on every page
             ],
         },
     },

@@ -797,6 +797,9 @@ WHERE last_seen_at < now() - interval '1 day'
 """
 
 # --- leases: session advisory locks of the recovery runner (recovery/lease.py) ---------------
+# An advisory lock belongs to one database, but pg_locks shows every database of the server: each
+# read below keeps to this database's rows (`database`, the current database's oid), so the runners
+# of another deployment on the same server (or a parallel test run's) are never counted as ours.
 
 LEASE_TRY = "SELECT pg_try_advisory_lock(%(key)s)"
 
@@ -807,13 +810,13 @@ LEASE_RELEASE = "SELECT pg_advisory_unlock(%(key)s)"
 # The presence key every live runner holds in shared mode (never blocks another holder).
 LEASE_SHARED = "SELECT pg_advisory_lock_shared(%(key)s)"
 
-# How many sessions hold the presence key: the live runners, this one included.
 # Live runners (holders of the presence key) that hold no shard lease: runners standing by, e.g.
 # the schedule's next runner waiting for this one to hand over (docs/architecture.md §7).
 LEASE_RUNNERS_WAITING = """
 SELECT count(*)
 FROM pg_locks AS p
-WHERE p.locktype = 'advisory'
+WHERE p.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND p.locktype = 'advisory'
   AND p.classid = 0
   AND p.objid::bigint = %(presence_key)s
   AND p.objsubid = 1
@@ -823,6 +826,7 @@ WHERE p.locktype = 'advisory'
       SELECT 1
       FROM pg_locks AS s
       WHERE s.pid = p.pid
+        AND s.database = p.database
         AND s.locktype = 'advisory'
         AND s.classid = 0
         AND s.objid::bigint = ANY (%(shard_keys)s::bigint[])
@@ -839,17 +843,21 @@ SELECT EXISTS (
     SELECT 1
     FROM pg_locks AS l
     JOIN pg_locks AS p ON p.pid = l.pid
-    WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid::bigint = %(lease_key)s
+    WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.locktype = 'advisory' AND l.classid = 0 AND l.objid::bigint = %(lease_key)s
       AND l.objsubid = 1 AND l.mode = 'ExclusiveLock' AND l.granted
+      AND p.database = l.database
       AND p.locktype = 'advisory' AND p.classid = 0 AND p.objid::bigint = %(presence_key)s
       AND p.objsubid = 1 AND p.mode = 'ShareLock' AND p.granted
 )
 """
 
+# How many sessions hold the presence key: the live runners, this one included.
 LEASE_SHARED_HOLDERS = """
 SELECT count(*)
 FROM pg_locks
-WHERE locktype = 'advisory'
+WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND locktype = 'advisory'
   AND classid = 0
   AND objid = %(key)s
   AND objsubid = 1
@@ -861,7 +869,8 @@ WHERE locktype = 'advisory'
 LEASE_HELD = """
 SELECT count(*)
 FROM pg_locks
-WHERE locktype = 'advisory'
+WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND locktype = 'advisory'
   AND pid = pg_backend_pid()
   AND objid = %(key)s
   AND granted

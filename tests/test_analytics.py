@@ -203,3 +203,22 @@ def test_the_page_reads_a_fixed_number_of_queries(wms, lead_client):
     with CaptureQueriesContext(connection) as many:
         assert lead_client.get("/analytics/").status_code == 200
     assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_a_new_action_that_resolves_a_pause_ends_its_time_to_resolve_from_its_spec(wms, monkeypatch,
+                                                                                   audit_truncate_allowed):  # noqa: F811
+    from dataclasses import replace
+
+    from console.models import RepairAudit
+    from console.repair import registry
+
+    new = replace(registry.spec("REISSUE"), code="REBOOK_TRAY", slug="rebook-tray")
+    monkeypatch.setattr(registry, "SPECS", (*registry.SPECS, new))
+    builder, two_hours_ago = WarehouseBuilder(), datetime.now(UTC) - timedelta(hours=2)
+    by_new = pause(builder, "RECOVERY_JOB_MISSING", two_hours_ago)
+    proposed = pause(builder, "RECOVERY_JOB_MISSING", two_hours_ago)
+    RepairAudit.objects.create(username="op", action=new.code, workflow_id=by_new, outcome="APPLIED")
+    # A proposal leaves the workflow paused: its spec says it does not resolve the pause.
+    RepairAudit.objects.create(username="lead", action="CANCEL_PROPOSE", workflow_id=proposed, outcome="APPLIED")
+    s = analytics(now=datetime.now(UTC)).metric("resolve").overall.stat(7)
+    assert (s.done, s.still_open) == (1, 1)

@@ -25,8 +25,14 @@ PAUSES = {
     "finish_bad_status": (Rule.FINISH_JOB_NOT_TERMINAL, {"finish.status"}),
     "finish_duplicated": (Rule.FINISH_JOB_DUPLICATED, {"finish.count"}),
     "job_missing": (Rule.NO_JOB, {"active.present", "finish.present"}),
+    "wcs_report_mismatch": (Rule.WCS_REPORT_MISMATCH, {"wcs_report.tray"}),
 }
 PAUSE_KINDS = sorted(k for k, (action, _) in EXPECTED.items() if action == "PAUSE")
+
+
+def test_the_table_spells_out_every_pause_kind_of_the_demo():
+    # A new pause reason's demo kind needs its row above (docs/architecture.md §14).
+    assert sorted(PAUSES) == PAUSE_KINDS
 
 
 @pytest.mark.parametrize("kind", PAUSE_KINDS)

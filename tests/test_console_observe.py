@@ -206,3 +206,30 @@ def test_every_page_shows_the_banner_while_recovery_observes(wms, supervisor_cli
 def test_the_recovery_page_links_the_preview_and_the_observations(supervisor_client):  # noqa: F811
     body = supervisor_client.get("/recovery/").content.decode()
     assert 'href="/recovery/preview/"' in body and 'href="/recovery/observe/"' in body
+
+
+def _new_resolving_action(monkeypatch) -> str:
+    """A throw-away action declared the way any new one is: a spec in the registry that resolves a pause."""
+    from dataclasses import replace
+
+    from console.repair import registry
+
+    spec = replace(registry.spec("REISSUE"), code="REBOOK_TRAY", slug="rebook-tray")
+    monkeypatch.setattr(registry, "SPECS", (*registry.SPECS, spec))
+    return spec.code
+
+
+def test_a_new_action_that_resolves_a_pause_counts_as_a_repair_from_its_spec(wms, monkeypatch,
+                                                                             audit_truncate_allowed):  # noqa: F811
+    new_action = _new_resolving_action(monkeypatch)
+    by_new, proposed = wms.build("active_mismatch"), wms.build("job_missing")
+    run_cycle(mode="observe")
+    RepairAudit.objects.create(username="op", action=new_action, workflow_id=by_new.workflow_id, outcome="APPLIED")
+    # A proposal does not resolve the pause: its spec says so.
+    RepairAudit.objects.create(username="lead", action="CANCEL_PROPOSE", workflow_id=proposed.workflow_id,
+                               outcome="APPLIED")
+    rows = page_rows()
+    assert rows[by_new.workflow_id] == ("repaired", AGREES)
+    assert rows[proposed.workflow_id] == ("unchanged", PENDING)
+    rates = {r.action: (r.agrees, r.pending) for r in observed_page(now=timezone.now()).rates}
+    assert rates["PAUSE"] == (1, 1)

@@ -16,6 +16,9 @@ from recovery.models import tidy_job_id
 from tests.wcs_helpers import TOKEN, rows
 from tests.wms_state import diff, snapshot
 
+# pg_locks shows every database of the server: only this one's locks.
+THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+
 
 def other_job(wms, tray: str, source: str, *, in_or_out: int = 1, status: int = 2, job_id: str = "OUT-77") -> str:
     """An active WMS job that is not a tidy job (an outbound pick, say) for `tray`."""
@@ -128,7 +131,7 @@ def test_two_concurrent_creations_for_one_tray_serialise_on_the_tray_lock(wms):
     t2.start()
     waiting = []
     for _ in range(100):
-        waiting = rows("SELECT locktype FROM pg_locks WHERE NOT granted")
+        waiting = rows(f"SELECT locktype FROM pg_locks WHERE {THIS_DATABASE} AND NOT granted")
         if waiting:
             break
         time.sleep(0.05)
@@ -144,7 +147,7 @@ def test_two_concurrent_creations_for_one_tray_serialise_on_the_tray_lock(wms):
         TrayHolder(tray, job, 28, 1, None, None),
         TrayHolder(tray, None, None, None, c.workflow_id, "ACTIVE")], key=str)
     assert rows("SELECT workflow_id, target_cargo_space_id FROM alg.tidy_step") == [(c.workflow_id, target_1)]
-    assert rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
+    assert rows(f"SELECT count(*) FROM pg_locks WHERE {THIS_DATABASE} AND locktype = 'advisory'") == [(0,)]
 
 
 def test_tidy_create_explains_the_refusal_and_fails(wms):

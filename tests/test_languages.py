@@ -4,6 +4,7 @@ The compiled .mo is committed (a fresh machine has no gettext tools), so these t
 by content with its .po, never by file times: a fresh clone has arbitrary modification times.
 """
 
+import ast
 import gettext
 import io
 import shutil
@@ -281,3 +282,85 @@ def test_the_stored_choice_is_shown_in_admin(client, personas):  # noqa: F811
     client.force_login(User.objects.get(username="root"))
     html = client.get(reverse("admin:console_userlanguage_changelist")).content.decode()
     assert "operator" in html and "zh-hans" in html
+
+
+# --- every module that declares texts -------------------------------------------------------------
+
+MARKERS = {"gettext", "gettext_lazy", "gettext_noop", "_", "ngettext", "ngettext_lazy"}
+CONTEXT_MARKERS = {"pgettext", "pgettext_lazy", "npgettext", "npgettext_lazy"}
+MESSAGES = {"Message", "message"}  # recovery.messages: a stored text's id, rendered in the reader's language
+
+
+def _literal(node) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _dotted(node) -> str | None:
+    """`NAME` or `module.NAME` as written: a module-level constant a Message is made from."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+def declared_texts(path: Path) -> tuple[set[tuple[str | None, str]], set[str], set[str]]:
+    """A module's marked texts ((context, id)), the literal ids it makes Messages of, and the
+    constants it makes Messages of (resolved by importing it)."""
+    marked, literal_ids, constants = set(), set(), set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+        if called in MARKERS and (text := _literal(node.args[0])) is not None:
+            marked.add((None, text))
+        elif called in CONTEXT_MARKERS and len(node.args) > 1 and (text := _literal(node.args[1])) is not None:
+            marked.add((_literal(node.args[0]), text))
+        elif called in MESSAGES:
+            if (text := _literal(node.args[0])) is not None:
+                literal_ids.add(text)
+            elif (name := _dotted(node.args[0])) is not None:
+                constants.add(name)
+    return marked, literal_ids, constants
+
+
+def _resolve(module, dotted: str):
+    value = module
+    for part in dotted.split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+def modules_declaring_texts() -> dict[str, tuple]:
+    found = {}
+    for package in ("console", "recovery"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            texts = declared_texts(path)
+            if any(texts):
+                found[str(path.relative_to(ROOT))] = texts
+    return found
+
+
+def test_every_module_that_declares_texts_has_each_translated():
+    """Read from the sources themselves, whichever module declares them (a repair action's
+    precondition in console/repair/registry.py as much as a page's label): every marked text, and
+    every id a stored Message is made of, has a non-fuzzy Chinese translation."""
+    import importlib
+
+    po = polib.pofile(str(PO))
+    translated = {(e.msgctxt, e.msgid) for e in po if not e.obsolete and not e.fuzzy
+                  and (e.msgstr or (e.msgid_plural and all(e.msgstr_plural.values())))}
+    modules = modules_declaring_texts()
+    assert {"console/repair/registry.py", "console/repair/texts.py", "recovery/decisions.py",
+            "console/notifications/events.py", "console/runbook.py"} <= set(modules)
+    untranslated = []
+    for path, (marked, literal_ids, constants) in modules.items():
+        untranslated += [(path, text) for context, text in marked if (context, text) not in translated]
+        ids = set(literal_ids)
+        if constants:
+            module = importlib.import_module(path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"))
+            ids |= {value for name in constants if isinstance(value := _resolve(module, name), str)}
+        untranslated += [(path, text) for text in ids if (None, text) not in translated]
+    assert untranslated == [], "no non-fuzzy zh-Hans translation in django.po"

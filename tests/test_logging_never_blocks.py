@@ -36,7 +36,8 @@ def _workflow_locks_of(application_name: str) -> list:
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT a.state, l.mode FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                       "WHERE a.application_name = %s AND l.relation = 'alg.tidy_workflow'::regclass",
+                       "WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                       "AND a.application_name = %s AND l.relation = 'alg.tidy_workflow'::regclass",
                        [application_name])
         return cursor.fetchall()
 

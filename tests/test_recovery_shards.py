@@ -37,8 +37,10 @@ print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]
 
 
 def _start_runner(tmp_path, n: int, seconds: float, shards: int = SHARDS,
-                  interval: float = INTERVAL) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url("tidy-test-runner"), "DJANGO_SETTINGS_MODULE": "tests.settings",
+                  interval: float = INTERVAL, url: str | None = None) -> subprocess.Popen:
+    """A runner process on the test database (or on the database of `url`)."""
+    env = {**os.environ, "DATABASE_URL": url or database_url("tidy-test-runner"),
+           "DJANGO_SETTINGS_MODULE": "tests.settings",
            "SECRET_KEY": "test-only", "LOG_LEVEL": "WARNING"}
     env.pop("EMBEDDED_DATABASE_URL", None)
     out = open(tmp_path / f"runner-{n}.log", "w")  # noqa: SIM115 - closed with the process
@@ -59,7 +61,9 @@ def _lease_holders() -> dict[int, int]:
     keys = {shard_lease_key(s): s for s in range(SHARDS)}
     with connection.cursor() as cursor:
         cursor.execute("SELECT objid, pid FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' "
-                       "AND granted AND classid = 0 AND objsubid = 1 AND objid = ANY(%s)", [list(keys)])
+                       "AND granted AND classid = 0 AND objsubid = 1 AND objid = ANY(%s) "
+                       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                       [list(keys)])
         return {keys[int(objid)]: pid for objid, pid in cursor.fetchall()}
 
 

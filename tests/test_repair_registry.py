@@ -4,6 +4,9 @@ its applied path, Chinese labels, and every correction the runbook allows for a 
 offered by some action with a reason code for that reason."""
 
 import inspect
+import re
+from dataclasses import MISSING, fields
+from pathlib import Path
 
 import pytest
 from django.urls import resolve, reverse
@@ -137,3 +140,18 @@ def test_the_sentence_ids_are_declared_with_their_placeholders():
     ids += [v for k, v in vars(m).items() if k.isupper() and isinstance(v, str) and " " in v]
     for text in ids:
         assert chinese(translation.gettext_lazy(text)) != text, text
+
+
+def test_each_action_says_whether_it_resolves_a_pause():
+    # Applied, these resume or cancel the workflow; a proposal and a rejection leave it paused.
+    assert registry.resolving_actions() == ["RECHECK", "REISSUE", "RECONCILE_SOURCE", "RECONCILE_TARGET",
+                                            "CANCEL_APPROVE"]
+    assert "resolves_pause" not in {f.name for f in fields(registry.ActionSpec) if f.default is not MISSING}
+
+
+def test_the_readme_table_is_the_specs_rows():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if re.match(r"^\| `[A-Z_]+` \|", line) and line.count("|") == 5]
+    assert [spec.readme_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in registry.BY_CODE], (
+        "the README's repair-action table differs from the specs: copy each spec's readme_row()")
+    assert all(spec.offered_when.strip() and spec.does.strip() for spec in SPECS), "a spec has no README cells"

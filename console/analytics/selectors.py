@@ -16,6 +16,7 @@ from console import console_sql
 from console.rack_map.drawing import parse_code
 from console.readers import fetch_dicts, fetch_rows
 from console.readers.shifts import shift_starts, warehouse_zone
+from console.repair.registry import resolving_actions
 
 METRICS = {"acknowledge": gettext_lazy("Time to acknowledge"), "resolve": gettext_lazy("Time to resolve")}
 METRIC_HELP = {
@@ -115,6 +116,7 @@ def _label(dimension: str, key: str) -> str:
 def _params(*, now: datetime, since: datetime, spaces: list[str]) -> dict:
     aisles = [(place.aisle if (place := parse_code(space)) else "other") for space in spaces]
     return {"now": now, "since": since, "spaces": spaces, "aisles": aisles, "tz": settings.TIME_ZONE,
+            "resolving_actions": resolving_actions(),
             "shift_starts": [t.strftime("%H:%M") for t in shift_starts()]}
 
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from console import console_sql
 from console.readers import Cursor, fetch_dicts
+from console.repair.registry import resolving_actions
 from recovery.decisions import Action
 
 PAGE_SIZE = 100
@@ -129,7 +130,8 @@ class ObservedPage:
 def agreement_rates(*, now: datetime) -> list[ActionRate]:
     """Per action (ADVANCE, COMPLETE, PAUSE), how the observations of the last 24 hours fared. One query."""
     tally = {a.value: {AGREES: 0, DISAGREES: 0, PENDING: 0} for a in Action if a is not Action.LEAVE}
-    for row in fetch_dicts(console_sql.OBSERVED_OUTCOME_COUNTS, {"since": now - RATE_WINDOW}):
+    for row in fetch_dicts(console_sql.OBSERVED_OUTCOME_COUNTS, {"since": now - RATE_WINDOW,
+                                                                   "resolving_actions": resolving_actions()}):
         counts = tally.setdefault(row["action"], {AGREES: 0, DISAGREES: 0, PENDING: 0})
         counts[agreement(action=row["action"], reason=row["reason"], outcome=row["outcome"],
                          later_action=row["later_action"], later_reason=row["later_reason"])] += row["n"]
@@ -140,7 +142,7 @@ def observed_page(*, now: datetime, action: str = "", reason: str = "", before: 
                   page_size: int = PAGE_SIZE) -> ObservedPage:
     """One page of observed decisions, newest first, filtered by action and reason, each with what
     happened afterwards; and the 24-hour agreement rates. Two queries, whatever the row count."""
-    where, params = "", {"limit": page_size + 1}
+    where, params = "", {"limit": page_size + 1, "resolving_actions": resolving_actions()}
     if action:
         where += console_sql.OBSERVED_WHERE_ACTION
         params["action"] = action

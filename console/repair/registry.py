@@ -5,10 +5,12 @@ its code (stored in RepairAudit.action), URL slug and label; the runbook correct
 to (its family: label, effect, role text); who may take it; whether the workflow's panel offers
 it; what it asks for besides the reason code and the written reason (the codes scanned on the
 floor, and when); its preconditions on the evidence; its mutation in
-recovery.transaction.repair; the operator reason codes it allows, per pause reason; and the
-refusals it audits in its own words. Everything else derives from the specs: the offers, the
-routing by slug, the mutations, the labels, `permitted`, the form's fields, and the labels,
-effects and roles of the runbook's corrections (console.runbook names them by value).
+recovery.transaction.repair; whether applying it resolves a pause; the operator reason codes it
+allows, per pause reason; the refusals it audits in its own words; and its README row. Everything
+else derives from the specs: the offers, the routing by slug, the mutations, the labels,
+`permitted`, the form's fields, the labels, effects and roles of the runbook's corrections
+(console.runbook names them by value), the actions the observe-mode agreement and the analytics'
+time to resolve count as ending a pause (`resolving_actions`), and the README's table.
 
 The preconditions and scan checks are pure on a RepairContext, so the panel's offers, the
 preview and the apply-once frame ask the very same questions.
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -102,6 +105,10 @@ class ActionSpec:
     family: Family
     may: Callable[[object], bool]  # the role predicate of console.roles
     reason_codes: tuple[ReasonCode, ...]
+    # Whether applying it ends the workflow's pause (it resumes or cancels the workflow): the
+    # observe-mode agreement counts the workflow as repaired, and the analytics' time to resolve
+    # ends there. Said by every spec: a new action is never silently left out.
+    resolves_pause: bool
     # Why the action does not hold on this evidence (besides "the workflow is paused"): [] = it holds.
     preconditions: Failures = _holds
     mutation: Callable | None = None  # recovery.transaction.repair; None: nothing in the WMS changes
@@ -114,9 +121,18 @@ class ActionSpec:
     # The refusals it audits in its own words.
     forbidden: str = t.FORBIDDEN
     stale: str = t.STALE_APPLIED
+    # The README table's cells (English, Markdown): when it is offered, what it does.
+    offered_when: str = ""
+    does: str = ""
 
     def codes_for(self, pause_reason: str | None) -> list[ReasonCode]:
         return [c for c in self.reason_codes if c.allows(pause_reason)]
+
+    def readme_row(self) -> str:
+        """Its row of the README's repair-action table (tests/test_repair_registry.py compares them)."""
+        with translation.override("en"):
+            label = str(self.label)
+        return f"| `{self.code}` | {label} | {self.offered_when} | {self.does} |"
 
 
 # --- the runbook's corrections ----------------------------------------------------------------
@@ -242,13 +258,20 @@ SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
         code="RECHECK", slug="recheck", label=_("Re-check and resume"), family=RECHECK_FAMILY,
         may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("WMS_RECORDS_FIXED", _("The records were corrected in the WMS")),
             _code("FINISH_RECORDED_LATE", _("The job's finish was recorded after the pause")),
         ),
-        preconditions=_table_still_pauses, mutation=m.recheck_resume),
+        preconditions=_table_still_pauses, mutation=m.recheck_resume,
+        offered_when=("the decision table, run as if the workflow were active, no longer pauses it (someone fixed the "
+                      "data in the WMS)"),
+        does=("workflow `ACTIVE`, the step back to `DISPATCHED`/`PENDING`, then the table's decision: advance "
+              "(stage `OPERATOR_RESUMED`, no inventory move), complete, or leave it running"),
+    ),
     ActionSpec(
         code="REISSUE", slug="reissue", label=_("Re-issue job"), family=REISSUE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("JOB_LOST_AT_RESTART", _("The move job was lost at a restart"), [R.JOB_MISSING]),
             _code("JOB_NEVER_CREATED", _("The move job was never created"), [R.JOB_MISSING]),
@@ -257,30 +280,47 @@ SPECS: tuple[ActionSpec, ...] = (
                   [R.JOB_MISMATCH, R.ACTIVE_EVIDENCE_INVALID]),
         ),
         # A lost acknowledgement looks like a missing job in the pre-move state: the floor decides.
-        preconditions=_job_not_reissuable, mutation=m.reissue_job, scans=AT_SOURCE),
+        preconditions=_job_not_reissuable, mutation=m.reissue_job, scans=AT_SOURCE,
+        offered_when="no active job, no finish row, pre-move state holds; the tray scanned at its source",
+        does="job `TDY-<workflow>-<step>` created again (status 1), step `DISPATCHED`, workflow `ACTIVE`",
+    ),
     ActionSpec(
         code="RECONCILE_SOURCE", slug="reconcile-source", label=_("Reconcile: tray is at the source"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("TRAY_FOUND_AT_SOURCE", _("Tray found at the source space on the floor")),
             _STOCK_BOOKED_AT_WRONG_SPACE,
             _code("JOB_STATUS_INVALID", _("The job's status is not a live status; the move has not happened"),
                   [R.ACTIVE_EVIDENCE_INVALID]),
         ),
-        preconditions=_not_reconcilable(to_source=True), mutation=m.reconcile_to_source, scans=AT_SOURCE),
+        preconditions=_not_reconcilable(to_source=True), mutation=m.reconcile_to_source, scans=AT_SOURCE,
+        offered_when=("the tray has stock rows, the source space exists and holds no other tray, the job id is not "
+                      "archived and not taken by another move; the tray scanned at its source"),
+        does=("stock and space records corrected to the source; the job created, kept, or its invalid status "
+              "reset to 1; step `DISPATCHED`, workflow `ACTIVE`"),
+    ),
     ActionSpec(
         code="RECONCILE_TARGET", slug="reconcile-target", label=_("Reconcile: tray is at the target"),
         family=RECONCILE_FAMILY, may=roles.can_repair,
+        resolves_pause=True,
         reason_codes=(
             _code("TRAY_FOUND_AT_TARGET", _("Tray found at the target space on the floor")),
             _STOCK_BOOKED_AT_WRONG_SPACE,
             _code("MOVE_DONE_NOT_RECORDED", _("The move was done but the WMS did not record it"),
                   [R.JOB_MISSING, R.ACTIVE_EVIDENCE_INVALID, R.FINISH_EVIDENCE_INVALID, R.JOB_MISMATCH]),
         ),
-        preconditions=_not_reconcilable(to_source=False), mutation=m.reconcile_to_target, scans=AT_TARGET),
+        preconditions=_not_reconcilable(to_source=False), mutation=m.reconcile_to_target, scans=AT_TARGET,
+        offered_when=("the tray has stock rows, the target exists and holds no other tray; the tray scanned at its "
+                      "target"),
+        does=("records corrected to the target; the active job archived (status 4 if it matches the step, its "
+              "own status if it describes another move); the step advanced with stage "
+              "`OPERATOR_RECONCILED_TARGET` (next job dispatched or workflow completed)"),
+    ),
     ActionSpec(
         code="CANCEL_PROPOSE", slug="cancel", label=_("Propose cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=False,
         reason_codes=(
             _code("TIDY_NO_LONGER_NEEDED", _("The tidy is no longer needed")),
             _code("TRAY_MISSING_OR_DAMAGED", _("The tray is missing or damaged")),
@@ -289,21 +329,37 @@ SPECS: tuple[ActionSpec, ...] = (
         ),
         # Previewed at the proposal, applied at the approval.
         mutation=m.cancel_release, scans=FLOOR_CONFIRMATION, proposes=True, frees_spaces=True,
-        stale=t.STALE_PROPOSED),
+        stale=t.STALE_PROPOSED,
+        offered_when=("shift leads; the workflow is paused (with a job in status 2 or 3: only with a floor "
+                      "confirmation, below)"),
+        does=("a proposal to cancel and release, with its preview; nothing changes until a **different** shift "
+              "lead approves it"),
+    ),
     ActionSpec(
         code="CANCEL_APPROVE", slug="cancel-approve", label=_("Approve cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=True,
         reason_codes=(_code("CANCEL_CHECKED_ON_FLOOR", _("Checked on the floor: cancelling is right")),),
         mutation=m.cancel_release, offered=False, frees_spaces=True,
-        forbidden=t.APPROVE_FORBIDDEN, stale=t.STALE_APPROVAL),
+        forbidden=t.APPROVE_FORBIDDEN, stale=t.STALE_APPROVAL,
+        offered_when=("shift leads, on the proposal's page: a pending proposal by someone else (four eyes), its "
+                      "evidence unchanged"),
+        does=("open steps and the workflow `CANCELLED`, locks released, active jobs archived with their own "
+              "status; with a floor confirmation the stock and space records are also corrected to the "
+              "confirmed space"),
+    ),
     ActionSpec(
         code="CANCEL_REJECT", slug="cancel-reject", label=_("Reject cancel and release"), family=CANCEL_FAMILY,
         may=roles.can_cancel,
+        resolves_pause=False,
         reason_codes=(
             _code("CANCEL_NOT_JUSTIFIED", _("Cancelling is not justified by the evidence")),
             _code("REPAIRABLE_INSTEAD", _("The workflow can be repaired instead")),
         ),
-        offered=False, forbidden=t.REJECT_FORBIDDEN),
+        offered=False, forbidden=t.REJECT_FORBIDDEN,
+        offered_when="shift leads, on the proposal's page: a pending proposal",
+        does="the proposal closed as rejected; nothing in the WMS changes",
+    ),
 )
 
 
@@ -320,6 +376,12 @@ RECONCILE: tuple[str, ...] = tuple(s.code for s in SPECS if s.family is RECONCIL
 # Every operator reason code once, in the specs' order (the audit page filters by them).
 REASON_CODES: tuple[ReasonCode, ...] = tuple({c.code: c for s in SPECS for c in s.reason_codes}.values())
 REASON_CODE_LABELS: dict[str, Text] = {c.code: c.label for c in REASON_CODES}
+
+
+def resolving_actions() -> list[str]:
+    """The codes of the actions that end a pause when applied (the observe-mode agreement's
+    `repaired`, the analytics' time to resolve: console_sql's %(resolving_actions)s)."""
+    return [s.code for s in SPECS if s.resolves_pause]
 
 
 def spec(action: str) -> ActionSpec:

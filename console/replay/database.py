@@ -179,11 +179,13 @@ WHERE datname = current_database()
   AND application_name = %(application_name)s
 """
 
-# The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY).
+# The session holding the runner lease (an advisory lock on RUNNER_LEASE_KEY) in this database
+# (pg_locks shows the whole server's).
 LEASE_HOLDER = """
 SELECT pid
 FROM pg_locks
-WHERE locktype = 'advisory'
+WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND locktype = 'advisory'
   AND objid = %s
   AND granted
 """

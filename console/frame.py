@@ -1,0 +1,17 @@
+"""The page frame's context (templates/base.html's header): who is signed in and with which roles,
+which decides the role badge and the navigation's links (Security for a shift lead). A template
+context processor (settings.TEMPLATES), so every page that extends base.html gets the same frame,
+whichever view renders it and however (docs/architecture.md §11).
+
+The roles are read once per request (console.roles caches them on the user; the page's own
+access guard has usually read them already).
+"""
+
+from console import roles
+
+
+def frame(request) -> dict:
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"user_roles": []}
+    return {"user_roles": sorted(roles.user_roles(user)) or (["admin"] if user.is_superuser else [])}
