@@ -65,13 +65,18 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(" ", text).strip()
 
 
-def _subject(delivery: NotificationDelivery) -> str:
-    """The subject in the active language (made again from the notification's kept values), on
-    one line whatever the WMS text in it holds."""
+def _subject_text(delivery: NotificationDelivery) -> str:
+    """The subject in the active language (made again from the notification's kept values), as
+    the WMS text in it has it."""
     subject = messages.notification_subject(delivery.notification)
     if delivery.kind == NotificationDelivery.Kind.ESCALATED:
         subject = messages.escalated_subject(subject)
-    return one_line(subject)
+    return subject
+
+
+def _subject(delivery: NotificationDelivery) -> str:
+    """The subject for a header or a chat message: on one line whatever the WMS text in it holds."""
+    return one_line(_subject_text(delivery))
 
 
 def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
@@ -115,8 +120,10 @@ def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
     n = delivery.notification
     with translation.override(settings.NOTIFY_LANGUAGE):
         subject = _subject(delivery)
+        # In the body, the subject's WMS text keeps its line breaks, shown escaped.
         body = messages.email_body(
-            subject=subject, body=messages.notification_explanation(n), url=settings.CONSOLE_BASE_URL + n.url_path,
+            subject=_subject_text(delivery), body=messages.notification_explanation(n),
+            url=settings.CONSOLE_BASE_URL + n.url_path,
             notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
             escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
             age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key,
