@@ -51,6 +51,18 @@ def test_a_forged_line_in_a_pause_reason_is_only_escaped_in_the_e_mail_body(noti
     assert f"Workflow {built.workflow_id} paused: {ESCAPED}" in lines  # the subject's line in the body
 
 
+def test_a_forged_line_in_a_pause_reason_is_only_escaped_in_the_chat_message(notify_db, webhook_receiver):
+    recovery_is_fresh()
+    built = notify_db.build("paused", reason=FORGED)
+    evaluate_notifications()
+    assert deliver_pending().sent == 1
+
+    (hook,) = [r.json() for r in webhook_receiver.requests]
+    assert hook["subject"] == f"Workflow {built.workflow_id} paused: {ESCAPED}"  # the text a chat shows
+    assert len(hook["subject"].splitlines()) == 1
+    assert hook["reason"] == FORGED  # the data itself stays what the WMS holds
+
+
 @pytest.fixture
 def log_output():
     """The project's formatters (text and JSON, as configured) on the root logger."""
