@@ -1011,8 +1011,8 @@ WITH episodes AS (
     FROM console_notification AS n
     LEFT JOIN console_notificationacknowledgement AS a
         ON a.notification_id = n.id                            -- its unique notification_id
-    WHERE n.opened_at >= %(since)s                             -- notification_state_idx / event_idx: a scan of
-      AND n.opened_at <= %(now)s                               -- the window's rows
+    WHERE n.opened_at >= %(since)s                             -- notification_opened_idx: the window's rows only
+      AND n.opened_at <= %(now)s
 ), placed AS (
     SELECT e.metric, e.started_at, e.seconds, coalesce(e.reason, '') AS reason,
            CASE WHEN e.aisle IS NOT NULL THEN e.aisle
@@ -1077,7 +1077,7 @@ SELECT st.cargo_space_id
 FROM console_notification AS n
 JOIN alg.tidy_step AS st
     ON st.workflow_id = n.workflow_id                          -- tidy_step_workflow_step_no_key
-WHERE n.opened_at >= %(since)s
+WHERE n.opened_at >= %(since)s                                -- notification_opened_idx
 """
 
 

@@ -30,6 +30,10 @@ import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from pythonjsonlogger.json import JsonFormatter
+
+from recovery.line_breaks import escape_line_breaks
+
 LOG_FORMATS = ("json", "text")
 
 request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
@@ -64,12 +68,32 @@ class ContextFilter(logging.Filter):
 
 
 class TextFormatter(logging.Formatter):
-    """The text format for a developer's terminal: `-` where no request id is known."""
+    """The text format for a developer's terminal: `-` where no request id is known. The message
+    stays on its line: line breaks in it (WMS or WCS text in its values) are shown escaped."""
 
     def format(self, record: logging.LogRecord) -> str:
+        changed = {}
         if getattr(record, "request_id", None) is None:
-            record = logging.makeLogRecord({**record.__dict__, "request_id": "-"})
+            changed["request_id"] = "-"
+        message = record.getMessage()
+        escaped = escape_line_breaks(message)
+        if escaped != message:
+            changed.update(msg=escaped, args=None)
+        if changed:
+            record = logging.makeLogRecord({**record.__dict__, **changed})
         return super().format(record)
+
+
+class JsonLineFormatter(JsonFormatter):
+    """One JSON object per line (python-json-logger); every text value (the message, the extra
+    fields such as a tray code or a reason) has its line breaks shown escaped, so a reader that
+    decodes the line and prints a value never sees a forged line. A traceback keeps its lines."""
+
+    def process_log_record(self, log_record):
+        for key, value in log_record.items():
+            if isinstance(value, str) and key not in ("exc_info", "stack_info"):
+                log_record[key] = escape_line_breaks(value)
+        return super().process_log_record(log_record)
 
 
 def default_log_format(*, debug: bool) -> str:
@@ -97,7 +121,7 @@ def logging_config(*, log_format: str, level: str = "INFO", gunicorn: bool = Fal
     formatters = {
         # python-json-logger: one object per line; extra= fields (workflow_id, ...) are added.
         "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
+            "()": "recovery.logcontext.JsonLineFormatter",
             "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s",
             "rename_fields": {"levelname": "level", "name": "logger"},
             "timestamp": "ts",

@@ -254,6 +254,8 @@ class RecoveryDecision(models.Model):
         ordering = ["-decided_at"]
         indexes = [
             models.Index(fields=["workflow_id", "-decided_at"]),
+            # A workflow's decisions in their own order, a page at a time (the case file, §16).
+            models.Index(fields=["workflow_id", "id"], name="recovery_decision_wf_id_idx"),
             # The metrics' recent decisions and retention's oldest ones (recovery/retention.py).
             models.Index(fields=["decided_at"], name="recovery_decision_time_idx"),
             # /recovery/observe/: the observed decisions, newest first.
@@ -335,6 +337,8 @@ class CallbackReceipt(models.Model):
         ordering = ["-received_at", "-id"]
         indexes = [
             models.Index(fields=["workflow_id", "-received_at"], name="callback_receipt_wf_idx"),
+            # A workflow's receipts in their own order, a page at a time (the case file, §16).
+            models.Index(fields=["workflow_id", "id"], name="callback_receipt_wf_id_idx"),
             models.Index(fields=["-received_at"], name="callback_receipt_time_idx"),
             # A job's reports, newest first: its highest sequence and its latest finish report.
             models.Index(fields=["job_id", "-id"], name="callback_receipt_job_idx"),

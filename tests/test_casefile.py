@@ -80,7 +80,8 @@ def test_a_workflow_through_every_kind_of_event_lists_them_all_in_order(repair_d
     evaluate_notifications()  # the cause is gone: resolved
 
     case = case_json(client, wid)
-    assert case["workflow_id"] == wid and set(case) == {"workflow_id", "events"}
+    assert case["workflow_id"] == wid and set(case) == {"workflow_id", "events", "after", "next"}
+    assert (case["after"], case["next"]) == (None, None)  # one page holds it all
     assert [e["seq"] for e in case["events"]] == list(range(1, len(case["events"]) + 1))
     assert kinds(case) == [
         ("created",), ("job_status", "accepted"),

@@ -242,8 +242,10 @@ def test_a_pause_reason_with_cr_lf_goes_out_on_one_line_and_what_follows_is_deli
         assert mail.rcpt_tos == ["floor@warehouse.example"]  # nobody added by the WMS text
         assert mail.message["Bcc"] is None and "\r" not in mail.subject and "\n" not in mail.subject
     hooks = [r.json() for r in webhook_receiver.requests]
-    assert [(h["workflow_id"], h["subject"]) for h in hooks] == [
-        (poisoned.workflow_id, subjects[0]), (clean.workflow_id, subjects[1])]
+    assert [(h["workflow_id"], h["subject"]) for h in hooks] == [  # a chat message: the break shown escaped
+        (poisoned.workflow_id,
+         f"Workflow {poisoned.workflow_id} paused: RECOVERY_JOB_MISSING\\r\\nBcc: attacker@evil.example"),
+        (clean.workflow_id, subjects[1])]
     assert hooks[0]["reason"] == POISON  # the data itself, JSON-escaped, stays what the WMS holds
     assert {(d.channel, d.state, d.attempts) for w in (poisoned, clean) for d in _deliveries_of(w.workflow_id)} == {
         ("email", "sent", 1), ("webhook", "sent", 1)}

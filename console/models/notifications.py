@@ -11,8 +11,10 @@ SilenceEnding: who ended one early; both append-only in PostgreSQL itself (migra
 """
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 from django.utils.translation import gettext_lazy as _
 
 
@@ -64,6 +66,13 @@ class Notification(models.Model):
         indexes = [
             models.Index(fields=["state", "-opened_at"], name="notification_state_idx"),
             models.Index(fields=["event", "-opened_at"], name="notification_event_idx"),
+            # The analytics windows and their spaces: the notifications opened since a time.
+            models.Index(fields=["opened_at"], name="notification_opened_idx"),
+            # The case file: a workflow's own notifications, and a group's whose members include it
+            # (details.workflow_ids @> '[id]'), ORed in one bitmap.
+            models.Index(fields=["workflow_id", "opened_at"], name="notification_workflow_idx"),
+            GinIndex(OpClass(KeyTransform("workflow_ids", "details"), name="jsonb_path_ops"),
+                     name="notification_members_idx"),
         ]
 
     def __str__(self):

@@ -30,6 +30,7 @@ from django.utils import timezone, translation
 from console.models import NotificationDelivery, NotificationDeliveryAttempt
 from console.notifications import groups, messages
 from recovery.errors import Unavailable
+from recovery.line_breaks import escape_line_breaks
 from recovery.wcs import HttpFailure, http_request
 
 log = logging.getLogger(__name__)
@@ -65,13 +66,18 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(" ", text).strip()
 
 
-def _subject(delivery: NotificationDelivery) -> str:
-    """The subject in the active language (made again from the notification's kept values), on
-    one line whatever the WMS text in it holds."""
+def _subject_text(delivery: NotificationDelivery) -> str:
+    """The subject in the active language (made again from the notification's kept values), as
+    the WMS text in it has it."""
     subject = messages.notification_subject(delivery.notification)
     if delivery.kind == NotificationDelivery.Kind.ESCALATED:
         subject = messages.escalated_subject(subject)
-    return one_line(subject)
+    return subject
+
+
+def _subject(delivery: NotificationDelivery) -> str:
+    """The subject for a mail header: on one line whatever the WMS text in it holds."""
+    return one_line(_subject_text(delivery))
 
 
 def _age_seconds(delivery: NotificationDelivery, now: datetime) -> int | None:
@@ -89,7 +95,8 @@ def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
     codes, ids and numbers, the same in every language."""
     n = delivery.notification
     with translation.override(settings.NOTIFY_LANGUAGE):
-        subject = _subject(delivery)
+        # A chat receiver shows it as a message: its WMS text's line breaks are shown escaped.
+        subject = escape_line_breaks(_subject_text(delivery))
     members = groups.members(n)
     grouped = groups.is_group(n)
     return {
@@ -115,8 +122,10 @@ def _send_email(delivery: NotificationDelivery, now: datetime) -> None:
     n = delivery.notification
     with translation.override(settings.NOTIFY_LANGUAGE):
         subject = _subject(delivery)
+        # In the body, the subject's WMS text keeps its line breaks, shown escaped.
         body = messages.email_body(
-            subject=subject, body=messages.notification_explanation(n), url=settings.CONSOLE_BASE_URL + n.url_path,
+            subject=_subject_text(delivery), body=messages.notification_explanation(n),
+            url=settings.CONSOLE_BASE_URL + n.url_path,
             notifications_url=settings.CONSOLE_BASE_URL + reverse("notifications"),
             escalated=delivery.kind == NotificationDelivery.Kind.ESCALATED,
             age_seconds=_age_seconds(delivery, now), dedup_key=n.dedup_key,
@@ -146,8 +155,8 @@ def _send_webhook(delivery: NotificationDelivery, now: datetime) -> None:
 
 def _send_log(delivery: NotificationDelivery, now: datetime) -> None:
     n = delivery.notification
-    with translation.override("en"):  # logs stay English
-        subject = _subject(delivery)
+    with translation.override("en"):  # logs stay English; the formatter escapes its line breaks
+        subject = _subject_text(delivery)
     log.warning("NOTIFICATION [%s] %s: %s (%s) -- no channel configured, set NOTIFY_EMAIL_TO or NOTIFY_WEBHOOK_URL",
                 delivery.severity, n.event, subject, settings.CONSOLE_BASE_URL + n.url_path,
                 extra={"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id,

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 
 from console.notifications import groups
 from console.notifications.events import EVENTS, EventSpec
+from recovery.line_breaks import escape_line_breaks
 
 CONTEXT_KEY = "message_context"
 
@@ -68,6 +69,11 @@ EMAIL_MEMBERS = 500  # a group's e-mail names at most this many workflows
 def email_body(*, subject: str, body: str, url: str, notifications_url: str, escalated: bool,
                age_seconds: int | None, dedup_key: str, workflow_ids: list[int] | None = None,
                links: dict[str, str] | None = None) -> str:
+    """The e-mail's text: its lines are ours; the subject, the explanation, the links and the key
+    carry WMS text, so their line breaks are shown escaped and never start a line."""
+    subject, body, url, notifications_url, dedup_key = (
+        escape_line_breaks(text) for text in (subject, body, url, notifications_url, dedup_key))
+    links = {name: escape_line_breaks(link) for name, link in (links or {}).items()}
     lines = []
     if escalated:
         lines += [str(_("Nobody has acknowledged this notification yet; it is escalated to the shift leads.")), ""]
@@ -80,7 +86,7 @@ def email_body(*, subject: str, body: str, url: str, notifications_url: str, esc
                              % {"more": len(workflow_ids) - EMAIL_MEMBERS}))
     if age_seconds is not None:
         lines.append(str(_("Age: %(seconds)s s") % {"seconds": age_seconds}))
-    if links and links.get("batch"):
+    if links.get("batch"):
         lines.append(str(_("Re-check them together: %(url)s") % {"url": links["batch"]}))
     lines += [str(_("Open: %(url)s") % {"url": url}),
               str(_("Acknowledge: %(url)s") % {"url": notifications_url}),
