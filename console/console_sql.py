@@ -782,16 +782,18 @@ GROUP BY target, outcome
 
 # The active tidy move jobs' ages (now - created_at): how many, how many the WCS has taken
 # (status 2 or 3: a vehicle is on its way or moving the tray), and the median, 95th percentile
-# and oldest age, interpolated (percentile_cont). Both /metrics (tidy_active_job_age_seconds)
-# and /flow/ read this one statement, so they show the same numbers. NULL ages: no active job.
+# and oldest age, interpolated (percentile_cont), and the sum of the ages (the summary's _sum).
+# Both /metrics (tidy_active_job_age_seconds) and /flow/ read this one statement, so they show the
+# same numbers. NULL ages: no active job.
 ACTIVE_JOB_AGES = """
-SELECT a.jobs, a.in_progress, a.p[1] AS p50, a.p[2] AS p95, a.oldest
+SELECT a.jobs, a.in_progress, a.p[1] AS p50, a.p[2] AS p95, a.oldest, a.total
 FROM (
     SELECT count(*) AS jobs,
            count(*) FILTER (WHERE status IN (2, 3)) AS in_progress,
            -- Both percentiles from one sort of the ages.
            percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM now() - created_at)) AS p,
-           extract(epoch FROM now() - min(created_at))::float8 AS oldest
+           extract(epoch FROM now() - min(created_at))::float8 AS oldest,
+           coalesce(sum(extract(epoch FROM now() - created_at)), 0)::float8 AS total
     FROM mydo_job
     WHERE in_or_out = 28
 ) AS a
