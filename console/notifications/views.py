@@ -9,7 +9,6 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
 
 from console import roles
 from console.input_checks import BIGINT_MAX
@@ -70,8 +69,7 @@ def acknowledge(request, pk: int):
     return HttpResponseRedirect(back, status=303)
 
 
-@console_page
-@require_http_methods(["GET", "POST"])
+@console_page(form=True)
 def thresholds(request):
     rows = selectors.threshold_rows()
     codes = [r.reason_code for r in rows]
@@ -101,8 +99,7 @@ def thresholds(request):
 SILENCE_FIELDS = ("event", "reason", "aisle", "starts_at", "ends_at", "comment")
 
 
-@console_page
-@require_http_methods(["GET", "POST"])
+@console_page(form=True)
 def silences(request):
     """Every role reads the silences; shift leads create them (a bad value: 400 naming the field,
     nothing stored)."""
