@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -104,18 +105,22 @@ def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: date
 
 def silence_end(*, silence_id: int, user, now: datetime | None = None) -> SilenceEnded:
     """End a silence now (before its `ends_at`), once: who and when, append-only. What it held
-    back and is still open goes out after the next evaluation."""
+    back and is still open goes out after the next evaluation. The silence's times are compared
+    in the database, never loaded, so a silence whose times cannot be read (out of range) can
+    still be ended."""
     now = now or timezone.now()
     with transaction.atomic():
-        silence = Silence.objects.select_for_update().filter(pk=silence_id).first()
-        if silence is None:
+        found = (Silence.objects.select_for_update().filter(pk=silence_id)
+                 .annotate(over=ExpressionWrapper(Q(ends_at__lte=now), output_field=BooleanField()))
+                 .values_list("over", flat=True).first())
+        if found is None:
             raise NotificationError(_("Silence %(id)s does not exist.") % {"id": silence_id})
-        existing = SilenceEnding.objects.filter(silence=silence).first()
+        existing = SilenceEnding.objects.filter(silence_id=silence_id).first()
         if existing is not None:
             return SilenceEnded(existing, created=False)
-        if silence.ends_at <= now:
+        if found:
             raise NotificationError(_("Silence %(id)s is already over.") % {"id": silence_id})
-        ending = SilenceEnding.objects.create(silence=silence, at=now, user=user,
+        ending = SilenceEnding.objects.create(silence_id=silence_id, at=now, user=user,
                                               username=user.get_username())
-    log.info("silence %s ended by %s", silence.pk, ending.username, extra={"silence_id": silence.pk})
+    log.info("silence %s ended by %s", silence_id, ending.username, extra={"silence_id": silence_id})
     return SilenceEnded(ending, created=True)
