@@ -813,10 +813,10 @@ WHERE finished_at >= %(since)s                              -- mydo_job_finish_f
 """
 
 
-# One person's note posts one at a time (console.notes.services.note_create): a transaction-scoped
-# advisory lock on (namespace, user id folded into 31 bits), so two posts at once cannot both pass
-# the rate limit's count. Parameters: %(namespace)s and %(key)s.
-NOTE_RATE_LOCK = "SELECT pg_advisory_xact_lock(%(namespace)s, %(key)s)"
+# One person's posts of one kind (notes, cordons, silences) one at a time (console.rate_limits): a
+# transaction-scoped advisory lock on (namespace: the kind, user id folded into 31 bits), so two
+# posts at once cannot both pass the rate limit's count. Parameters: %(namespace)s and %(key)s.
+RATE_LIMIT_LOCK = "SELECT pg_advisory_xact_lock(%(namespace)s, %(key)s)"
 
 
 # One run of a batch re-check at a time (console.repair.batch): a session-level advisory lock

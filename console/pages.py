@@ -22,6 +22,8 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from console import roles
+from console.input_checks import SafeInputForm, keyset_position_problem
+from console.readers import Cursor
 
 NO_ROLE = gettext_lazy("Your account has no console role (supervisor, operator or shift lead).")
 
@@ -120,3 +122,29 @@ def cursor_field(text: str | None, cls):
         return cls.decode(text)
     except ValueError:
         raise forms.ValidationError(BAD_POSITION) from None
+
+
+class PositionForm(SafeInputForm):
+    """A paged list's position in its query string (`after` or `before`, as the page wrote them): a
+    hostile value is a 400 naming the field; another malformed one shows the first page."""
+
+    extra_checks = {"after": keyset_position_problem, "before": keyset_position_problem}
+
+    after = forms.CharField(required=False, max_length=64)
+    before = forms.CharField(required=False, max_length=64)
+
+    def clean_after(self):
+        return cursor_field(self.cleaned_data.get("after"), Cursor)
+
+    def clean_before(self):
+        return cursor_field(self.cleaned_data.get("before"), Cursor)
+
+    def query(self) -> str:
+        """The position as a query string (`after=...`), for the live refresh to keep it."""
+        return urlencode({name: self.data[name] for name in ("after", "before") if self.data.get(name)})
+
+    def position(self) -> tuple[Cursor | None, Cursor | None]:
+        """(after, before) when valid; the first page otherwise."""
+        if not self.is_valid():
+            return None, None
+        return self.cleaned_data["after"], self.cleaned_data["before"]

@@ -1,11 +1,13 @@
 """What the cordons page and the rack map read of the cordons (recovery.models.Cordon, written
-only by recovery.cordons): the ones in force and the recent ones that ended or were lifted."""
+only by recovery.cordons): the ones in force (the page shows them PAGE_SIZE at a time, keyset
+paged) and the recent ones that ended or were lifted."""
 
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Q
 
+from console.readers import Cursor, keyset_slice
 from recovery.models import Cordon
 
 HISTORY_LIMIT = 50
@@ -31,8 +33,11 @@ class CordonRow:
 
 @dataclass(frozen=True)
 class CordonsPage:
-    in_force: list[CordonRow]
+    in_force: list[CordonRow]  # one page, oldest first
     history: list[CordonRow]  # ended or lifted, newest first, at most HISTORY_LIMIT
+    in_force_total: int = 0
+    prev_cursor: Cursor | None = None
+    next_cursor: Cursor | None = None
 
 
 def _in_force(now: datetime) -> Q:
@@ -52,8 +57,12 @@ def cordons_in_force(*, now: datetime) -> list[CordonRow]:
     return [_row(c, now) for c in found]
 
 
-def cordons_page(*, now: datetime) -> CordonsPage:
-    """Two statements, however many cordons there are."""
+def cordons_page(*, now: datetime, after: Cursor | None = None, before: Cursor | None = None) -> CordonsPage:
+    """Three statements, however many cordons there are: one page of those in force (after or
+    before a position), how many are in force, and the recent history."""
+    in_force = Cordon.objects.filter(_in_force(now)).select_related("lift")
+    page = keyset_slice(in_force, time_field="created_at", after=after, before=before)
     history = (Cordon.objects.exclude(_in_force(now)).select_related("lift")
                .order_by("-created_at", "-id")[:HISTORY_LIMIT])
-    return CordonsPage(in_force=cordons_in_force(now=now), history=[_row(c, now) for c in history])
+    return CordonsPage(in_force=[_row(c, now) for c in page.rows], history=[_row(c, now) for c in history],
+                       in_force_total=in_force.count(), prev_cursor=page.prev_cursor, next_cursor=page.next_cursor)

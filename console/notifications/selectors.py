@@ -16,6 +16,7 @@ from console.notifications.events import (  # noqa: F401 (re-exported)
 )
 from console.notifications.messages import with_texts
 from console.notifications.silences import READABLE
+from console.readers import Cursor, keyset_slice
 from recovery.decisions import PAUSE_REASONS
 
 PAGE_LIMIT = 200
@@ -111,10 +112,13 @@ UNREADABLE_FIELDS = ("pk", "event", "reason", "aisle", "comment", "username")
 
 @dataclass
 class SilencesPage:
-    current: list[Silence]  # in force now or starting later, soonest end first
-    past: list[Silence]  # over (ended or expired), newest first
+    current: list[Silence]  # one page of those in force now or starting later, soonest end first
+    past: list[Silence]  # over (ended or expired), newest first, at most PAST_SILENCES
     held: dict[int, int]  # silence id -> unresolved notifications it holds back now
     unreadable: list[UnreadableSilence] = field(default_factory=list)  # times out of range, never loaded
+    current_total: int = 0
+    prev_cursor: Cursor | None = None
+    next_cursor: Cursor | None = None
 
 
 def unreadable_silences(*, limit: int = PAST_SILENCES) -> list[UnreadableSilence]:
@@ -125,16 +129,22 @@ def unreadable_silences(*, limit: int = PAST_SILENCES) -> list[UnreadableSilence
     return [UnreadableSilence(*row) for row in rows]
 
 
-def silences_page(*, now: datetime | None = None) -> SilencesPage:
-    """The silences a shift lead manages, each with who created it and who ended it (one join)."""
+def silences_page(*, now: datetime | None = None, after: Cursor | None = None,
+                  before: Cursor | None = None) -> SilencesPage:
+    """The silences a shift lead manages, each with who created it and who ended it (one join):
+    one page of the current ones (keyset on ends_at, id: silence_ends_idx), how many there are,
+    the newest past ones and the unreadable ones; a fixed number of statements."""
     now = now or timezone.now()
     rows = Silence.objects.filter(READABLE).select_related("ending")
     over = Q(ends_at__lte=now) | Q(ending__at__lte=now)
-    current = list(rows.exclude(over).order_by("ends_at", "id"))
+    page = keyset_slice(rows.exclude(over), time_field="ends_at", after=after, before=before)
+    current = page.rows
     past = list(rows.filter(over).order_by("-ends_at", "-id")[:PAST_SILENCES])
     held = dict(Notification.objects.filter(resolved_at__isnull=True, silenced_by__in=[s.pk for s in current])
                 .values("silenced_by").annotate(n=Count("pk")).order_by().values_list("silenced_by", "n"))
-    return SilencesPage(current=current, past=past, held=held, unreadable=unreadable_silences())
+    return SilencesPage(current=current, past=past, held=held, unreadable=unreadable_silences(),
+                        current_total=rows.exclude(over).count(), prev_cursor=page.prev_cursor,
+                        next_cursor=page.next_cursor)
 
 
 def silences_in(*, start: datetime, end: datetime) -> list[Silence]:

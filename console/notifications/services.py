@@ -4,12 +4,14 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold, Silence, SilenceEnding
+from console.rate_limits import RATE_WINDOW, rate_limit_check
 from recovery.errors import Refused
 
 log = logging.getLogger(__name__)
@@ -88,15 +90,27 @@ class SilenceEnded:
     created: bool  # False: it was already ended (a double submit, or another shift lead first)
 
 
+# The first key of the silence post's advisory lock ("SILE" in ASCII; notes use "NOTE").
+SILENCE_RATE_LOCK_NAMESPACE = 0x53494C45
+
+
 def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: datetime, ends_at: datetime,
-                   comment: str) -> Silence:
-    """Record a silence (append-only). The next evaluation holds back what it matches."""
+                   comment: str, now: datetime | None = None) -> Silence:
+    """Record a silence (append-only). The next evaluation holds back what it matches. RateLimited
+    (nothing stored) when the person created SILENCES_PER_USER_PER_HOUR in the last hour."""
     if not comment.strip():
         raise NotificationError(_("A silence needs a comment."))
     if not (starts_at < ends_at and ends_at - starts_at <= MAX_SILENCE):  # (no date arithmetic near year 9999)
         raise NotificationError(_("A silence ends after its start and at most 7 days later."))
-    silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at, ends_at=ends_at,
-                                     comment=comment.strip(), created_by=user, username=user.get_username())
+    now = now or timezone.now()
+    with transaction.atomic():
+        # One person's silences of the last hour: a handful of rows (console.rate_limits, as notes).
+        rate_limit_check(namespace=SILENCE_RATE_LOCK_NAMESPACE, user=user, limit=settings.SILENCES_PER_USER_PER_HOUR,
+                         now=now, recent_times=Silence.objects.filter(created_by=user, created_at__gt=now - RATE_WINDOW)
+                         .order_by("-created_at").values_list("created_at", flat=True))
+        silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at,
+                                         ends_at=ends_at, comment=comment.strip(), created_by=user,
+                                         username=user.get_username())
     log.info("silence %s created by %s: event=%s reason=%s aisle=%s from %s to %s", silence.pk, silence.username,
              event or "*", reason or "*", aisle or "*", starts_at.isoformat(), ends_at.isoformat(),
              extra={"silence_id": silence.pk})
