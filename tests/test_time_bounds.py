@@ -123,3 +123,20 @@ def test_a_stored_silence_that_cannot_be_read_is_listed_as_unreadable_and_every_
     assert client.get("/handover/", {"format": "csv"}).status_code == 200
     assert client.get("/handover/", {"section": "silences"}).status_code == 200
     evaluate_notifications()  # the evaluator's silence lookup never loads them either
+
+
+def test_a_stored_cordon_whose_end_cannot_be_read_is_shown_so_and_the_pages_answer(client, personas, wms, new_york):
+    space = wms.move().source
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {Cordon._meta.db_table} (scope, place, reason, ends_at, created_by, created_at) "
+                       "VALUES ('SPACE', %s, 'planted by hand', '10000-01-01 04:59+00', 'lena', now()) RETURNING id",
+                       [space])
+        planted = cursor.fetchone()[0]
+    client.force_login(personas["supervisor"])
+    response = client.get("/cordons/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    in_force = html.split('id="cordons-in-force"', 1)[1].split("</table>", 1)[0]
+    assert f'<td data-label="#">{planted}</td>' in in_force and "a time that cannot be read" in in_force
+    assert client.get("/cordons/", headers={"HX-Request": "true"}).status_code == 200
+    assert client.get("/map/").status_code == 200
