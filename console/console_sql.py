@@ -782,16 +782,18 @@ GROUP BY target, outcome
 
 # The active tidy move jobs' ages (now - created_at): how many, how many the WCS has taken
 # (status 2 or 3: a vehicle is on its way or moving the tray), and the median, 95th percentile
-# and oldest age, interpolated (percentile_cont). Both /metrics (tidy_active_job_age_seconds)
-# and /flow/ read this one statement, so they show the same numbers. NULL ages: no active job.
+# and oldest age, interpolated (percentile_cont), and the sum of the ages (the summary's _sum).
+# Both /metrics (tidy_active_job_age_seconds) and /flow/ read this one statement, so they show the
+# same numbers. NULL ages: no active job.
 ACTIVE_JOB_AGES = """
-SELECT a.jobs, a.in_progress, a.p[1] AS p50, a.p[2] AS p95, a.oldest
+SELECT a.jobs, a.in_progress, a.p[1] AS p50, a.p[2] AS p95, a.oldest, a.total
 FROM (
     SELECT count(*) AS jobs,
            count(*) FILTER (WHERE status IN (2, 3)) AS in_progress,
            -- Both percentiles from one sort of the ages.
            percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM now() - created_at)) AS p,
-           extract(epoch FROM now() - min(created_at))::float8 AS oldest
+           extract(epoch FROM now() - min(created_at))::float8 AS oldest,
+           coalesce(sum(extract(epoch FROM now() - created_at)), 0)::float8 AS total
     FROM mydo_job
     WHERE in_or_out = 28
 ) AS a
@@ -811,10 +813,10 @@ WHERE finished_at >= %(since)s                              -- mydo_job_finish_f
 """
 
 
-# One person's note posts one at a time (console.notes.services.note_create): a transaction-scoped
-# advisory lock on (namespace, user id folded into 31 bits), so two posts at once cannot both pass
-# the rate limit's count. Parameters: %(namespace)s and %(key)s.
-NOTE_RATE_LOCK = "SELECT pg_advisory_xact_lock(%(namespace)s, %(key)s)"
+# One person's posts of one kind (notes, cordons, silences) one at a time (console.rate_limits): a
+# transaction-scoped advisory lock on (namespace: the kind, user id folded into 31 bits), so two
+# posts at once cannot both pass the rate limit's count. Parameters: %(namespace)s and %(key)s.
+RATE_LIMIT_LOCK = "SELECT pg_advisory_xact_lock(%(namespace)s, %(key)s)"
 
 
 # One run of a batch re-check at a time (console.repair.batch): a session-level advisory lock

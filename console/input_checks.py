@@ -10,6 +10,9 @@ the field, before anything reads the database. What is refused and why:
   the audit and CSV exports;
 - non-ASCII digits: `"²".isdigit()` is True but `int("²")` fails; only `[0-9]` is a number;
 - numbers outside PostgreSQL's bigint (or a caller's tighter range);
+- dates and times outside [EARLIEST_TIME, LATEST_TIME): PostgreSQL stores far more than Python
+  reads back (a time past 9999-12-31 in UTC fails psycopg's loader), and a time near either end
+  in UTC is past it in a zone on the other side of UTC;
 - JSON bodies larger than `MAX_JSON_BODY_BYTES` (413) or nested deeper than `MAX_JSON_DEPTH`
   (Python's parser would recurse until RecursionError), and NaN/Infinity, which are not JSON.
 
@@ -22,6 +25,7 @@ stay as they are in every language.
 import json
 import re
 import unicodedata
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
@@ -31,6 +35,8 @@ from django.utils.translation import gettext, gettext_noop
 from recovery.errors import Refused
 
 BIGINT_MAX = 2**63 - 1
+# The code of a form error for a value no person types by mistake: the view answers 400.
+HOSTILE = "hostile"
 MAX_JSON_BODY_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
 
@@ -147,6 +153,39 @@ def int_in_range(value: Any, *, field: str, minimum: int = -BIGINT_MAX - 1, maxi
     return value
 
 
+# --- dates and times ----------------------------------------------------------------------------
+
+# Every date and time a person or a query string gives lies in [EARLIEST_TIME, LATEST_TIME): far
+# from both ends of Python's datetime (years 1 to 9999), so it is stored, read back and shown in
+# every time zone, and the console's date arithmetic (a shift, a week, a silence's 7 days) never
+# leaves the range. Stored rows outside it are the ones a page shows as unreadable.
+EARLIEST_TIME = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(9000, 1, 1, tzinfo=UTC)
+TIME_OUT_OF_RANGE = gettext_noop("The time must lie between %(earliest)s and %(latest)s.")
+
+
+def time_in_range(value: datetime) -> bool:
+    """Whether an aware `value` lies in [EARLIEST_TIME, LATEST_TIME) (compared in UTC, so no zone
+    conversion can overflow)."""
+    return EARLIEST_TIME <= value < LATEST_TIME
+
+
+def time_out_of_range() -> Sentence:
+    """What a refused time is told (the form's error list names the field)."""
+    return Sentence(TIME_OUT_OF_RANGE, earliest=f"{EARLIEST_TIME:%Y-%m-%d}", latest=f"{LATEST_TIME:%Y-%m-%d}")
+
+
+class BoundedDateTimeField(forms.DateTimeField):
+    """A form's date and time (made aware in the warehouse zone), refused outside [EARLIEST_TIME,
+    LATEST_TIME) with the "hostile" code: a SafeInputForm's view answers 400 naming the field."""
+
+    def clean(self, value):
+        result = super().clean(value)
+        if result is not None and not time_in_range(result):
+            raise ValidationError(time_out_of_range().translated(), code=HOSTILE)
+        return result
+
+
 # --- JSON bodies -----------------------------------------------------------------------------------
 
 
@@ -252,8 +291,6 @@ def keyset_position_problem(raw: str) -> str | None:
 
 
 # --- forms ---------------------------------------------------------------------------------------------
-
-HOSTILE = "hostile"
 
 
 class SafeInputForm(forms.Form):

@@ -193,6 +193,9 @@ SHIFT_STARTS = env_times("SHIFT_STARTS", "06:00,14:00,22:00")
 HANDOVER_SECTION_ROWS = env_int("HANDOVER_SECTION_ROWS", 50, minimum=5, maximum=1000)
 # Notes one person may add in any 60 minutes; one more is answered 429 and nothing is stored.
 NOTES_PER_USER_PER_HOUR = env_int("NOTES_PER_USER_PER_HOUR", 60, minimum=1, maximum=10_000)
+# Cordons and silences one shift lead may create in any 60 minutes (console.rate_limits, as notes).
+CORDONS_PER_USER_PER_HOUR = env_int("CORDONS_PER_USER_PER_HOUR", 30, minimum=1, maximum=10_000)
+SILENCES_PER_USER_PER_HOUR = env_int("SILENCES_PER_USER_PER_HOUR", 30, minimum=1, maximum=10_000)
 
 # --- notifications (console/notifications; README "Notifications") -------------------------
 # An unacknowledged notification escalates to shift leads after this long.

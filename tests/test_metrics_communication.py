@@ -43,7 +43,6 @@ CONTRACT = {
     "tidy_wcs_last_heard_age_seconds": ("gauge", set()),
     "tidy_outbound_requests": ("counter", {"target", "outcome"}),
     "tidy_notification_deliveries": ("counter", {"channel", "outcome"}),
-    "tidy_active_job_age_seconds": ("gauge", {"quantile"}),
 }
 
 
@@ -54,7 +53,11 @@ def test_the_communication_metrics_have_the_contract_types_and_labels(transactio
         family = families[name]
         assert family.type == kind, name
         assert {frozenset(s.labels) for s in family.samples} == {frozenset(labels)}, name
-    assert {s.labels["quantile"] for s in families["tidy_active_job_age_seconds"].samples} == set(QUANTILES)
+    ages = families["tidy_active_job_age_seconds"]
+    assert ages.type == "summary"
+    assert {(s.name, s.labels.get("quantile")) for s in ages.samples} == {
+        *(("tidy_active_job_age_seconds", q) for q in QUANTILES),
+        ("tidy_active_job_age_seconds_count", None), ("tidy_active_job_age_seconds_sum", None)}
 
 
 def test_the_callback_metrics_have_the_contract_types_and_labels(wms, client):
@@ -186,6 +189,8 @@ def test_it_exposes_the_active_job_age_percentiles(wms, client):
     assert ages["1"] == pytest.approx(1200, abs=3) == pytest.approx(value(samples, "tidy_job_oldest_age_seconds"),
                                                                     abs=1)
     assert value(samples, "tidy_wcs_jobs_in_progress") == 3
+    assert value(samples, "tidy_active_job_age_seconds_count") == 5
+    assert value(samples, "tidy_active_job_age_seconds_sum") == pytest.approx(60 + 120 + 180 + 240 + 1200, abs=10)
 
 
 @pytest.mark.parametrize("statement,index", [

@@ -302,12 +302,3 @@ def test_ending_a_silence_that_is_over_is_refused_and_records_nothing(client, pe
     assert SilenceEnding.objects.count() == 0
     assert client.post(f"{URL}{10**30}/end").status_code == 404
     assert client.get(URL, {"created": "x" * 50}).status_code == 200  # a hand-made banner value is ignored
-
-
-def test_a_silence_at_the_end_of_the_calendar_is_stored_not_a_500(client, personas, floor):
-    client.force_login(personas["shiftlead"])
-    response = client.post(URL, form(starts_at="9999-12-31T20:00", ends_at="9999-12-31T23:00"))
-    assert response.status_code == 303 and Silence.objects.count() == 1
-    assert client.get(URL).status_code == 200
-    client.force_login(personas["operator"])
-    assert client.get("/handover/").status_code == 200

@@ -3,7 +3,6 @@
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET
 
 from console import roles
 from console.analytics.forms import AnalyticsForm
@@ -20,7 +19,6 @@ def _minutes(seconds: float | None) -> float | None:
     return None if seconds is None else seconds / 60
 
 
-@require_GET
 @console_page(allowed=roles.can_read_analytics, refused=REFUSED)
 def analytics_page(request):
     form = AnalyticsForm(request.GET)

@@ -4,7 +4,7 @@ otherwise). The service (recovery.cordons.cordon_create) checks the place and th
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
-from console.input_checks import no_control_characters
+from console.input_checks import BoundedDateTimeField, no_control_characters
 from recovery.cordons import PLACE_MAX, REASON_MAX
 from recovery.models import Cordon
 
@@ -23,7 +23,7 @@ class CordonForm(forms.Form):
     space = forms.CharField(max_length=PLACE_MAX, strip=True, required=False, widget=forms.HiddenInput)
     reason = forms.CharField(max_length=REASON_MAX, strip=True, label=gettext_lazy("Reason"),
                              widget=forms.Textarea(attrs={"rows": 2}))
-    ends_at = forms.DateTimeField(required=False, label=gettext_lazy("Ends (optional)"),
+    ends_at = BoundedDateTimeField(required=False, label=gettext_lazy("Ends (optional)"),
                                   widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
 
     def clean_place(self):

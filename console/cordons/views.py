@@ -5,25 +5,30 @@ A bad form answers 400 naming the field and records nothing."""
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from console import roles
 from console.cordons.forms import CordonForm
 from console.cordons.selectors import cordons_page
+from console.cordons.services import cordon_add as cordon_add_service
 from console.input_checks import field_errors
 from console.messages import plain
-from console.pages import console_page, render_page
-from recovery.cordons import NO_SUCH_CORDON, CordonRefused, cordon_create, cordon_lift
+from console.pages import PositionForm, console_page, render_page
+from console.rate_limits import RateLimited
+from recovery.cordons import NO_SUCH_CORDON, CordonRefused, cordon_lift
 
 NOT_SHIFT_LEAD = gettext_lazy("Only a shift lead may cordon a place or lift a cordon.")
 
 
-def _page(request, form: CordonForm | None = None, *, errors=None, status: int = 200):
+def _page(request, form: CordonForm | None = None, *, errors=None, status: int = 200, position=(None, None),
+          query: str = ""):
+    after, before = position
     return render_page(request, "console/cordons.html", "cordons-live", {
-        "page": cordons_page(now=timezone.now()),
+        "page": cordons_page(now=timezone.now(), after=after, before=before),
         "form": form or CordonForm(),
         "may_cordon": roles.can_cordon(request.user),
         "errors": errors or [],
+        "query": query,  # the list position the live refresh keeps
     }, status=status)
 
 
@@ -35,7 +40,10 @@ def _done():
 
 @console_page
 def cordons(request):
-    return _page(request)
+    position = PositionForm(request.GET)
+    if not position.is_valid():  # hostile: 400 naming the field; a malformed position: the first page
+        return _page(request, errors=field_errors(position), status=400 if position.refused else 200)
+    return _page(request, position=position.position(), query=position.query())
 
 
 @console_page(allowed=roles.can_cordon, refused=NOT_SHIFT_LEAD, post=True)
@@ -45,12 +53,29 @@ def cordon_add(request):
         return _page(request, form, errors=field_errors(form), status=400)
     data = form.cleaned_data
     try:
-        cordon_create(scope=data["scope"], place=data["place"], reason=data["reason"], ends_at=data["ends_at"],
-                      username=request.user.get_username())
+        cordon_add_service(user=request.user, scope=data["scope"], place=data["place"], reason=data["reason"],
+                           ends_at=data["ends_at"])
     except CordonRefused as refused:
         form.add_error(refused.field, plain(refused.message))
         return _page(request, form, errors=field_errors(form), status=400)
+    except RateLimited as limited:
+        return _rate_limited(request, form, limited)
     return _done()
+
+
+def _rate_limited(request, form: CordonForm, limited: RateLimited):
+    """429 with when the next cordon is possible; nothing was stored and the form keeps its values."""
+    from console.templatetags.console_tags import format_duration
+
+    message = ngettext(
+        "You have created %(limit)s cordon in the last hour, as many as one person may. Nothing was recorded; "
+        "you can cordon again in %(wait)s.",
+        "You have created %(limit)s cordons in the last hour, as many as one person may. Nothing was recorded; "
+        "you can cordon again in %(wait)s.", limited.limit) % {"limit": limited.limit,
+                                                              "wait": format_duration(limited.retry_after)}
+    response = _page(request, form, errors=[("cordon", message)], status=429)
+    response["Retry-After"] = str(max(1, int(limited.retry_after.total_seconds())))
+    return response
 
 
 @console_page(allowed=roles.can_cordon, refused=NOT_SHIFT_LEAD, post=True)

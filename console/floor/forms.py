@@ -10,10 +10,10 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy
 
 from console.floor.selectors import SECTIONS, ActiveFilters
-from console.input_checks import is_ascii_int, no_control_characters
+from console.input_checks import is_ascii_int, no_control_characters, time_in_range, time_out_of_range
 from console.pages import cursor_field
 from console.readers import Cursor
-from console.readers.shifts import Shift, shift_starting, shift_starts
+from console.readers.shifts import Shift, shift_starting, shift_starts, warehouse_zone
 
 SEARCH_MAX_LENGTH = 100
 
@@ -78,6 +78,9 @@ class HandoverForm(forms.Form):
         except ValueError:
             raise ValidationError(gettext("Give a shift as YYYY-MM-DD@HH:MM, e.g. 2026-03-01@06:00."),
                                   code="invalid") from None
+        # Far from the ends of the calendar, so the shifts around it can be computed and shown.
+        if not time_in_range(datetime.combine(day, clock, tzinfo=warehouse_zone())):
+            raise ValidationError(time_out_of_range().translated(), code="out_of_range")
         try:
             return shift_starting(day, clock)
         except ValueError:

@@ -23,6 +23,7 @@ from console.models import (
     WorkflowNote,
 )
 from console.notifications.messages import with_texts
+from console.notifications.silences import READABLE
 from console.readers import PAGE_SIZE, Cursor, fetch_dicts, keyset_window
 from console.readers.shifts import Shift
 from console.readers.stalled import (
@@ -235,6 +236,7 @@ class Handover:
     notifications: list  # Notification rows opened in the shift
     acknowledgements: list  # NotificationAcknowledgement rows recorded in the shift
     silences: list  # Silence rows in force at some time in the shift
+    unreadable_silences: int = 0  # silences whose times cannot be read (not in `silences`)
     totals: dict[str, int] = field(default_factory=dict)  # rows of each section in all, shown or not
     section: str | None = None  # one section, page by page; None: every section, its first rows
     page: int = 1
@@ -272,7 +274,8 @@ def _section_querysets(shift: Shift) -> dict:
         "acknowledgements": NotificationAcknowledgement.objects.filter(at__gte=window["gte"], at__lt=window["lt"])
         .select_related("notification").order_by("at", "pk"),
         # In force at some time in the shift: started before its end, over after its start.
-        "silences": Silence.objects.filter(starts_at__lt=window["lt"], ends_at__gt=window["gte"])
+        # Only silences whose times can be read (the others are counted as unreadable).
+        "silences": Silence.objects.filter(READABLE, starts_at__lt=window["lt"], ends_at__gt=window["gte"])
         .exclude(ending__at__lte=window["gte"]).select_related("ending").order_by("starts_at", "pk"),
     }
 
@@ -320,8 +323,9 @@ def handover(*, shift: Shift, section: str | None = None, page: int = 1, limit: 
     with_labels(shown["repairs"])
     with_texts(shown["notifications"])
     with_texts([a.notification for a in shown["acknowledgements"]])
+    unreadable = Silence.objects.exclude(READABLE).count() if section in (None, "silences") else 0
     return Handover(shift=shift, now=now, totals=totals, section=section, page=page if section else 1, pages=pages,
-                    **shown)
+                    unreadable_silences=unreadable, **shown)
 
 
 # The CSV's order of sections (the page's, with the notes before the notifications as before).

@@ -5,7 +5,6 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
 
 from console.csv_safe import streaming_csv
 from console.floor import selectors as floor
@@ -16,7 +15,6 @@ from console.readers.recovery import recovery_health
 from console.readers.shifts import shift_after, shift_at, shift_before
 
 
-@require_GET
 @console_page
 def active_workflows(request):
     form = ActiveListForm(request.GET)
@@ -28,7 +26,6 @@ def active_workflows(request):
     })
 
 
-@require_GET
 @console_page
 def search(request):
     form = SearchForm(request.GET)
@@ -43,7 +40,6 @@ def search(request):
     return render_page(request, "console/search.html", "search-results", {"form": form, "q": q, "result": result})
 
 
-@require_GET
 @console_page
 def handover(request):
     form = HandoverForm(request.GET)

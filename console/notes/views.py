@@ -6,7 +6,6 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext, ngettext
-from django.views.decorators.http import require_POST
 
 from console.input_checks import errors_text
 from console.notes.forms import NoteForm
@@ -23,8 +22,7 @@ def notes_context(workflow_id: int, form: NoteForm | None = None) -> dict:
             "note_form": form or NoteForm()}
 
 
-@require_POST
-@console_page
+@console_page(post=True)
 def note_add(request, workflow_id: int):
     if not TidyWorkflow.objects.filter(pk=workflow_id).exists():
         raise Http404(gettext("Workflow %(id)s does not exist.") % {"id": workflow_id})

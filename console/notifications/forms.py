@@ -6,7 +6,7 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
-from console.input_checks import SafeInputForm
+from console.input_checks import BoundedDateTimeField, SafeInputForm
 from console.models import Notification
 from console.notifications.events import Event
 
@@ -58,9 +58,9 @@ class SilenceForm(SafeInputForm):
                              help_text=gettext_lazy("blank: any reason"))
     aisle = forms.CharField(required=False, max_length=64, strip=True, label=gettext_lazy("Aisle"),
                             help_text=gettext_lazy("blank: any aisle"))
-    starts_at = forms.DateTimeField(required=False, label=gettext_lazy("Starts"), widget=LOCAL_TIME,
+    starts_at = BoundedDateTimeField(required=False, label=gettext_lazy("Starts"), widget=LOCAL_TIME,
                                     help_text=gettext_lazy("blank: now"))
-    ends_at = forms.DateTimeField(label=gettext_lazy("Ends"), widget=LOCAL_TIME,
+    ends_at = BoundedDateTimeField(label=gettext_lazy("Ends"), widget=LOCAL_TIME,
                                   help_text=gettext_lazy("at most 7 days after the start"))
     comment = forms.CharField(max_length=2000, strip=True, label=gettext_lazy("Comment"),
                               widget=forms.Textarea(attrs={"rows": 2}),

@@ -1,9 +1,9 @@
 """Reads of the notification tables for the pages and the metrics."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -15,6 +15,8 @@ from console.notifications.events import (  # noqa: F401 (re-exported)
     paused_thresholds,
 )
 from console.notifications.messages import with_texts
+from console.notifications.silences import READABLE
+from console.readers import Cursor, keyset_slice
 from recovery.decisions import PAUSE_REASONS
 
 PAGE_LIMIT = 200
@@ -92,26 +94,60 @@ def threshold_rows() -> list[ThresholdRow]:
 PAST_SILENCES = 30
 
 
+@dataclass(frozen=True)
+class UnreadableSilence:
+    """A stored silence whose times cannot be read back (silences.READABLE): what is known of it."""
+
+    pk: int
+    event: str
+    reason: str
+    aisle: str
+    comment: str
+    username: str
+    ended: bool
+
+
+UNREADABLE_FIELDS = ("pk", "event", "reason", "aisle", "comment", "username")
+
+
 @dataclass
 class SilencesPage:
-    current: list[Silence]  # in force now or starting later, soonest end first
-    past: list[Silence]  # over (ended or expired), newest first
+    current: list[Silence]  # one page of those in force now or starting later, soonest end first
+    past: list[Silence]  # over (ended or expired), newest first, at most PAST_SILENCES
     held: dict[int, int]  # silence id -> unresolved notifications it holds back now
+    unreadable: list[UnreadableSilence] = field(default_factory=list)  # times out of range, never loaded
+    current_total: int = 0
+    prev_cursor: Cursor | None = None
+    next_cursor: Cursor | None = None
 
 
-def silences_page(*, now: datetime | None = None) -> SilencesPage:
-    """The silences a shift lead manages, each with who created it and who ended it (one join)."""
+def unreadable_silences(*, limit: int = PAST_SILENCES) -> list[UnreadableSilence]:
+    """The silences whose times cannot be read back, without reading their times."""
+    ended = ExpressionWrapper(Q(ending__isnull=False), output_field=BooleanField())
+    rows = (Silence.objects.exclude(READABLE).annotate(ended=ended).order_by("-id")
+            .values_list(*UNREADABLE_FIELDS, "ended")[:limit])
+    return [UnreadableSilence(*row) for row in rows]
+
+
+def silences_page(*, now: datetime | None = None, after: Cursor | None = None,
+                  before: Cursor | None = None) -> SilencesPage:
+    """The silences a shift lead manages, each with who created it and who ended it (one join):
+    one page of the current ones (keyset on ends_at, id: silence_ends_idx), how many there are,
+    the newest past ones and the unreadable ones; a fixed number of statements."""
     now = now or timezone.now()
-    rows = Silence.objects.select_related("ending")
+    rows = Silence.objects.filter(READABLE).select_related("ending")
     over = Q(ends_at__lte=now) | Q(ending__at__lte=now)
-    current = list(rows.exclude(over).order_by("ends_at", "id"))
+    page = keyset_slice(rows.exclude(over), time_field="ends_at", after=after, before=before)
+    current = page.rows
     past = list(rows.filter(over).order_by("-ends_at", "-id")[:PAST_SILENCES])
     held = dict(Notification.objects.filter(resolved_at__isnull=True, silenced_by__in=[s.pk for s in current])
                 .values("silenced_by").annotate(n=Count("pk")).order_by().values_list("silenced_by", "n"))
-    return SilencesPage(current=current, past=past, held=held)
+    return SilencesPage(current=current, past=past, held=held, unreadable=unreadable_silences(),
+                        current_total=rows.exclude(over).count(), prev_cursor=page.prev_cursor,
+                        next_cursor=page.next_cursor)
 
 
 def silences_in(*, start: datetime, end: datetime) -> list[Silence]:
     """The silences in force at some time in [start, end): the handover's."""
-    return list(Silence.objects.select_related("ending").filter(starts_at__lt=end, ends_at__gt=start)
+    return list(Silence.objects.select_related("ending").filter(READABLE, starts_at__lt=end, ends_at__gt=start)
                 .exclude(ending__at__lte=start).order_by("starts_at", "id"))

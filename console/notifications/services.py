@@ -4,11 +4,14 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold, Silence, SilenceEnding
+from console.rate_limits import RATE_WINDOW, rate_limit_check
 from recovery.errors import Refused
 
 log = logging.getLogger(__name__)
@@ -87,15 +90,27 @@ class SilenceEnded:
     created: bool  # False: it was already ended (a double submit, or another shift lead first)
 
 
+# The first key of the silence post's advisory lock ("SILE" in ASCII; notes use "NOTE").
+SILENCE_RATE_LOCK_NAMESPACE = 0x53494C45
+
+
 def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: datetime, ends_at: datetime,
-                   comment: str) -> Silence:
-    """Record a silence (append-only). The next evaluation holds back what it matches."""
+                   comment: str, now: datetime | None = None) -> Silence:
+    """Record a silence (append-only). The next evaluation holds back what it matches. RateLimited
+    (nothing stored) when the person created SILENCES_PER_USER_PER_HOUR in the last hour."""
     if not comment.strip():
         raise NotificationError(_("A silence needs a comment."))
     if not (starts_at < ends_at and ends_at - starts_at <= MAX_SILENCE):  # (no date arithmetic near year 9999)
         raise NotificationError(_("A silence ends after its start and at most 7 days later."))
-    silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at, ends_at=ends_at,
-                                     comment=comment.strip(), created_by=user, username=user.get_username())
+    now = now or timezone.now()
+    with transaction.atomic():
+        # One person's silences of the last hour: a handful of rows (console.rate_limits, as notes).
+        rate_limit_check(namespace=SILENCE_RATE_LOCK_NAMESPACE, user=user, limit=settings.SILENCES_PER_USER_PER_HOUR,
+                         now=now, recent_times=Silence.objects.filter(created_by=user, created_at__gt=now - RATE_WINDOW)
+                         .order_by("-created_at").values_list("created_at", flat=True))
+        silence = Silence.objects.create(event=event, reason=reason, aisle=aisle, starts_at=starts_at,
+                                         ends_at=ends_at, comment=comment.strip(), created_by=user,
+                                         username=user.get_username())
     log.info("silence %s created by %s: event=%s reason=%s aisle=%s from %s to %s", silence.pk, silence.username,
              event or "*", reason or "*", aisle or "*", starts_at.isoformat(), ends_at.isoformat(),
              extra={"silence_id": silence.pk})
@@ -104,18 +119,22 @@ def silence_create(*, user, event: str, reason: str, aisle: str, starts_at: date
 
 def silence_end(*, silence_id: int, user, now: datetime | None = None) -> SilenceEnded:
     """End a silence now (before its `ends_at`), once: who and when, append-only. What it held
-    back and is still open goes out after the next evaluation."""
+    back and is still open goes out after the next evaluation. The silence's times are compared
+    in the database, never loaded, so a silence whose times cannot be read (out of range) can
+    still be ended."""
     now = now or timezone.now()
     with transaction.atomic():
-        silence = Silence.objects.select_for_update().filter(pk=silence_id).first()
-        if silence is None:
+        found = (Silence.objects.select_for_update().filter(pk=silence_id)
+                 .annotate(over=ExpressionWrapper(Q(ends_at__lte=now), output_field=BooleanField()))
+                 .values_list("over", flat=True).first())
+        if found is None:
             raise NotificationError(_("Silence %(id)s does not exist.") % {"id": silence_id})
-        existing = SilenceEnding.objects.filter(silence=silence).first()
+        existing = SilenceEnding.objects.filter(silence_id=silence_id).first()
         if existing is not None:
             return SilenceEnded(existing, created=False)
-        if silence.ends_at <= now:
+        if found:
             raise NotificationError(_("Silence %(id)s is already over.") % {"id": silence_id})
-        ending = SilenceEnding.objects.create(silence=silence, at=now, user=user,
+        ending = SilenceEnding.objects.create(silence_id=silence_id, at=now, user=user,
                                               username=user.get_username())
-    log.info("silence %s ended by %s", silence.pk, ending.username, extra={"silence_id": silence.pk})
+    log.info("silence %s ended by %s", silence_id, ending.username, extra={"silence_id": silence_id})
     return SilenceEnded(ending, created=True)

@@ -9,16 +9,17 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.utils.translation import ngettext
 
 from console import roles
-from console.input_checks import BIGINT_MAX
+from console.input_checks import BIGINT_MAX, field_errors
 from console.models import Notification, Silence
 from console.notifications import selectors, services
 from console.notifications.events import Event
 from console.notifications.forms import NotificationFilterForm, SilenceForm, ThresholdsForm
 from console.notifications.messages import with_texts
-from console.pages import console_page, render_page
+from console.pages import PositionForm, console_page, render_page
+from console.rate_limits import RateLimited
 
 
 def can_set_thresholds(user) -> bool:
@@ -70,8 +71,7 @@ def acknowledge(request, pk: int):
     return HttpResponseRedirect(back, status=303)
 
 
-@console_page
-@require_http_methods(["GET", "POST"])
+@console_page(form=True)
 def thresholds(request):
     rows = selectors.threshold_rows()
     codes = [r.reason_code for r in rows]
@@ -101,33 +101,54 @@ def thresholds(request):
 SILENCE_FIELDS = ("event", "reason", "aisle", "starts_at", "ends_at", "comment")
 
 
-@console_page
-@require_http_methods(["GET", "POST"])
+@console_page(form=True)
 def silences(request):
     """Every role reads the silences; shift leads create them (a bad value: 400 naming the field,
     nothing stored)."""
     may_edit = can_silence(request.user)
-    status = 200
+    status, retry_after, position = 200, None, PositionForm(request.GET)
     if request.method == "POST":
         if not may_edit:
             raise PermissionDenied(_("Only shift leads silence notifications."))
         form = SilenceForm(request.POST)
+        status = 400
         if form.is_valid():
             try:
                 values = {k: form.cleaned_data[k] for k in SILENCE_FIELDS}
                 created = services.silence_create(user=request.user, **values)
             except services.NotificationError as exc:
                 form.add_error(None, str(exc))
+            except RateLimited as limited:
+                form.add_error(None, _silences_limited(limited))
+                status, retry_after = 429, max(1, int(limited.retry_after.total_seconds()))
             else:
                 return HttpResponseRedirect(f"{reverse('notification-silences')}?created={created.pk}", status=303)
-        status = 400
     else:
         form = SilenceForm()
+        if not position.is_valid() and position.refused:  # a hostile list position: 400 naming the field
+            status = 400
+    after, before = position.position()
     created = request.GET.get("created", "")
-    return render_page(request, "notifications/silences.html", "silences-list", {
-        "form": form, "page": selectors.silences_page(), "may_edit": may_edit,
+    response = render_page(request, "notifications/silences.html", "silences-list", {
+        "form": form, "page": selectors.silences_page(after=after, before=before), "may_edit": may_edit,
         "created": int(created) if created.isascii() and created.isdigit() and len(created) < 19 else None,
+        "query": position.query() if position.is_valid() else "",
+        "list_errors": field_errors(position) if not position.is_valid() else [],
     }, status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
+
+
+def _silences_limited(limited: RateLimited) -> str:
+    from console.templatetags.console_tags import format_duration
+
+    return ngettext(
+        "You have created %(limit)s silence in the last hour, as many as one person may. Nothing was recorded; "
+        "you can create one again in %(wait)s.",
+        "You have created %(limit)s silences in the last hour, as many as one person may. Nothing was recorded; "
+        "you can create one again in %(wait)s.", limited.limit) % {"limit": limited.limit,
+                                                                   "wait": format_duration(limited.retry_after)}
 
 
 @console_page(post=True)

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from console import console_sql
@@ -62,6 +62,8 @@ class MetricsSnapshot:
     outbound: dict[tuple[str, str], int] = field(default_factory=dict)
     jobs_in_progress: int = 0
     job_age_quantiles: dict[str, float] = field(default_factory=dict)
+    active_jobs: int = 0
+    job_age_sum: float = 0.0
     callback_unknown_fields: dict[tuple[str, str], int] = field(default_factory=dict)
     # Per endpoint: each bucket's own count by upper bound (math.inf last) and the sum in seconds.
     callback_durations: dict[str, tuple[dict[float, float], float]] = field(default_factory=dict)
@@ -120,6 +122,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         ages = active_job_ages(cursor)
         snap.jobs_in_progress = ages.in_progress
         snap.job_age_quantiles = ages.quantiles()
+        snap.active_jobs, snap.job_age_sum = ages.jobs, ages.total
         cursor.execute(console_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
         for endpoint, name, total in cursor.fetchall():
             snap.callback_unknown_fields[(endpoint, name)] = total
@@ -155,6 +158,19 @@ def _duration_histogram(durations: dict[str, tuple[dict[float, float], float]]) 
             buckets.append(("+Inf" if bound == math.inf else repr(bound), cumulative))
         histogram.add_metric([endpoint], buckets, seconds)
     return histogram
+
+
+def _job_age_summary(s: MetricsSnapshot) -> Metric:
+    """tidy_active_job_age_seconds: a summary over the active tidy jobs read at scrape time, with
+    the quantiles 0.5, 0.95 and 1 (prometheus-client's SummaryMetricFamily takes no quantiles)."""
+    name = "tidy_active_job_age_seconds"
+    summary = Metric(name, "Ages of the active tidy jobs: median, 95th percentile and oldest (0 when none), "
+                           "how many and the sum of their ages.", "summary")
+    for quantile, age in s.job_age_quantiles.items():
+        summary.add_sample(name, {"quantile": quantile}, age)
+    summary.add_sample(f"{name}_count", {}, s.active_jobs)
+    summary.add_sample(f"{name}_sum", {}, s.job_age_sum)
+    return summary
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -232,12 +248,7 @@ class ConsoleCollector(Collector):
         for (target, outcome), total in sorted(s.outbound.items()):
             outbound.add_metric([target, outcome], total)
         yield outbound
-        ages = GaugeMetricFamily("tidy_active_job_age_seconds",
-                                 "Ages of the active tidy jobs: median, 95th percentile and oldest (0 when none).",
-                                 labels=["quantile"])
-        for quantile, age in s.job_age_quantiles.items():
-            ages.add_metric([quantile], age)
-        yield ages
+        yield _job_age_summary(s)
         yield CounterMetricFamily("tidy_log_records_dropped",
                                   "Log lines dropped because a process's log output did not keep up (every process).",
                                   value=s.log_records_dropped)

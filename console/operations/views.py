@@ -6,7 +6,6 @@ from django.conf import settings
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET
 
 from console import roles
 from console.charts import bar_chart, line_chart
@@ -50,7 +49,6 @@ def flow_page(request):
 
 
 
-@require_GET
 @console_page
 def observe_page(request):
     """The observed decisions (observe mode), what happened afterwards and the agreement rates."""
@@ -65,7 +63,6 @@ def observe_page(request):
     return render_page(request, "console/observe.html", "observe-results", {**context, "page": page})
 
 
-@require_GET
 @console_page
 def preview_page(request):
     """What the next cycle would decide now: one classification read, nothing written."""
@@ -77,7 +74,6 @@ def preview_page(request):
 NOT_OPERATIONS = gettext_lazy("The processes page is for operators and shift leads.")
 
 
-@require_GET
 @console_page(allowed=roles.can_see_processes, refused=NOT_OPERATIONS)
 def processes_page(request):
     """Who runs recovery: the qclusters seen in the last minutes, their shards and each shard's last

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
+from django.db.models import Q, QuerySet
 
 from console.input_checks import is_ascii_int
 
@@ -87,3 +88,40 @@ def keyset_window(*, page_sql: str, where: list[str], params: dict, after, befor
     if backwards:
         fetched.reverse()
     return KeysetWindow(rows=fetched, more=more, backwards=backwards, from_cursor=cursor is not None)
+
+
+@dataclass(frozen=True)
+class KeysetSlice:
+    """One page of a model list in ascending (time, id) order, with the cursors of its neighbours."""
+
+    rows: list
+    prev_cursor: Cursor | None
+    next_cursor: Cursor | None
+
+
+def keyset_slice(queryset: QuerySet, *, time_field: str, after: Cursor | None, before: Cursor | None,
+                 page_size: int = PAGE_SIZE) -> KeysetSlice:
+    """One page of `queryset` in ascending (`time_field`, id) order (the field is never null), after
+    or before a position (`Cursor` holds the time and the id of a row): one statement of page_size
+    + 1 rows, whatever the list's length (the extra row tells whether there is more)."""
+    backwards = before is not None and after is None
+    cursor = before if backwards else after
+    if cursor is not None:
+        op = "lt" if backwards else "gt"
+        queryset = queryset.filter(Q(**{f"{time_field}__{op}": cursor.paused_since})
+                                   | Q(**{time_field: cursor.paused_since, f"id__{op}": cursor.workflow_id}))
+    order = (f"-{time_field}", "-id") if backwards else (time_field, "id")
+    rows = list(queryset.order_by(*order)[:page_size + 1])
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    if backwards:
+        rows.reverse()
+    if not rows:
+        return KeysetSlice([], None, None)
+
+    def key(row) -> Cursor:
+        return Cursor(getattr(row, time_field), row.pk)
+
+    if backwards:
+        return KeysetSlice(rows, key(rows[0]) if more else None, key(rows[-1]))
+    return KeysetSlice(rows, key(rows[0]) if cursor is not None else None, key(rows[-1]) if more else None)

@@ -119,7 +119,8 @@ def oldest_tidy_job() -> OldestJob | None:
 
 # --- job ages and durations: the same percentiles /metrics exposes ----------------------------
 
-# The quantile label values of tidy_active_job_age_seconds, and the JobAges field of each.
+# The quantile label values of the summary tidy_active_job_age_seconds, and the JobAges field of
+# each; the summary's _count is `jobs` and its _sum is `total`.
 AGE_QUANTILES = (("0.5", "p50"), ("0.95", "p95"), ("1", "oldest"))
 
 
@@ -132,6 +133,7 @@ class JobAges:
     p50: float | None
     p95: float | None
     oldest: float | None
+    total: float = 0.0  # the sum of the ages (the summary's _sum)
 
     def quantiles(self) -> dict[str, float]:
         """Per quantile label value, the age (0 when there is no active job, as the oldest age's gauge)."""

@@ -14,7 +14,7 @@ from django import forms
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
-from console.input_checks import BIGINT_MAX, SafeInputForm
+from console.input_checks import BIGINT_MAX, BoundedDateTimeField, SafeInputForm
 from console.readers.paused import AGE_BUCKETS
 from console.repair import registry
 from console.repair.registry import RepairAction
@@ -131,6 +131,6 @@ class AuditFilterForm(SafeInputForm):
         ("REFUSED", _("Refused"))])
     workflow = forms.IntegerField(required=False, min_value=1, label=_("Workflow"))
     batch = forms.IntegerField(required=False, min_value=1, label=_("Batch"))
-    since = forms.DateTimeField(required=False, label=_("From"), widget=LOCAL_TIME)
-    until = forms.DateTimeField(required=False, label=_("Until"), widget=LOCAL_TIME)
+    since = BoundedDateTimeField(required=False, label=_("From"), widget=LOCAL_TIME)
+    until = BoundedDateTimeField(required=False, label=_("Until"), widget=LOCAL_TIME)
 

@@ -16,7 +16,6 @@ from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
 
 from console import repair, roles
 from console.csv_safe import streaming_csv
@@ -126,7 +125,6 @@ def _refused_page(request, refused: repair.RepairRefused, *, workflow_id: int | 
 
 
 @console_page
-@require_GET
 def workflow_repair(request, workflow_id: int):
     ctx = selectors.workflow_context(workflow_id=workflow_id)
     if ctx is None:
@@ -137,7 +135,6 @@ def workflow_repair(request, workflow_id: int):
 
 
 @console_page
-@require_GET
 def action_form(request, workflow_id: int, slug: str):
     action = _action(slug)
     if not repair.permitted(request.user, action):
@@ -213,7 +210,6 @@ def _see(audit: RepairAudit) -> HttpResponseRedirect:
 
 
 @console_page
-@require_GET
 def proposal(request, pk: int):
     prop = get_object_or_404(CancelProposal, pk=pk)
     preview = None
@@ -279,7 +275,6 @@ def proposal_reject(request, pk: int):
 
 
 @console_page
-@require_GET
 def proposals(request):
     return render(request, "repair/proposals.html", {
         "pending": CancelProposal.objects.filter(status=CancelProposal.Status.PENDING).select_related("proposed_by"),
@@ -292,7 +287,6 @@ def proposals(request):
 
 
 @console_page
-@require_GET
 def audit_list(request):
     form = AuditFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
@@ -309,7 +303,6 @@ def audit_list(request):
 
 
 @console_page
-@require_GET
 def audit_csv(request):
     form = AuditFilterForm(request.GET)
     try:
@@ -321,7 +314,6 @@ def audit_csv(request):
 
 
 @console_page
-@require_GET
 def audit_entry(request, pk: int):
     entry = get_object_or_404(RepairAudit.objects.select_related("proposal", "batch"), pk=pk)
     rows = evidence_rows(entry.evidence_before, entry.evidence_after)
@@ -339,7 +331,6 @@ def audit_entry(request, pk: int):
 
 
 @console_page
-@require_GET
 def batch_select(request):
     if not roles.can_repair(request.user):
         raise PermissionDenied("Your role may not re-check workflows.")
@@ -405,7 +396,6 @@ def batch_apply(request):
 
 
 @console_page
-@require_GET
 def batch_result(request, pk: int):
     """The batch's progress while the qcluster runs it; an htmx poll gets the progress fragment,
     which stops polling (no trigger rendered) once every workflow has its outcome."""
