@@ -114,9 +114,9 @@ def test_it_marks_what_changed_since_the_journaled_evidence(wms):
     assert table_decision(evidence_for_workflow(built.workflow_id)).action is Action.LEAVE
 
 
-# The tables as the template loop wrote them before console_tags.evidence_tables (lines broken
-# between tags; the comparison ignores whitespace beside tags): the tag must give the same
-# markup, field for field, in every language.
+# The tables as the first template loop wrote them (lines broken between tags; the comparison
+# ignores whitespace beside tags): the evidence card's partial must give the same markup, field
+# for field, in every language.
 TEMPLATE_LOOP = """{% load i18n %}{% for section in card.sections %}
   <div class="table-wrap">
   <table class="evidence-table">
@@ -154,11 +154,13 @@ def _markup(html: str) -> str:
     return re.sub(r">\s+", ">", re.sub(r"\s+<", "<", re.sub(r"\s+", " ", html))).strip()
 
 
-def test_the_evidence_tables_tag_writes_what_the_template_loop_wrote(wms):
+def test_the_evidence_tables_partial_writes_what_the_template_loop_wrote(wms):
     from django.template import Context, Template
+    from django.template.loader import render_to_string
     from django.utils import translation
 
-    from console.templatetags.console_tags import evidence_tables
+    def evidence_tables(card):
+        return render_to_string("console/_evidence_card.html#evidence-tables", {"card": card})
 
     cards = []
     for kind in (*sorted(PAUSES), "healthy", "finish_terminal", "completed"):
@@ -180,7 +182,7 @@ def test_the_evidence_tables_tag_writes_what_the_template_loop_wrote(wms):
                 expected = loop.render(Context({"card": card}))
                 assert _markup(evidence_tables(card)) == _markup(expected), (language, card.workflow_id)
     assert "&lt;script&gt;&quot;x&quot;&amp;&lt;/script&gt;" in evidence_tables(cards[-1])
-    with translation.override("zh-hans"):  # the tag's own texts are in the catalogue (makemessages finds them)
+    with translation.override("zh-hans"):  # the partial's own texts are in the catalogue
         chinese = evidence_tables(cards[-1]) + "".join(evidence_tables(c) for c in cards if c.mismatches)
     for english in ("Field", "Expected (from the step)", "Observed", "Mismatch:", ">changed<",
                     "Produced this decision", "rule <code>"):

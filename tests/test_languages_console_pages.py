@@ -5,9 +5,9 @@ that shows different text, and `english_left` must find no English word outside 
 English rendering of the same pages keeps working (the other console tests assert its texts).
 
 Times, ages and durations come from the formatting filters of console/templatetags (`when`,
-`age`, `duration`) and the paused list's rows from its `paused_rows` tag; that module speaks the
-reader's language on its own, so its output is taken out before looking for English here
-(`without_filter_output`), and these tests hold whichever language it renders in.
+`age`, `duration`) and the paused list's row values from its `paused_row_values` tag; that module
+speaks the reader's language on its own, so its output is taken out before looking for English
+here (`without_filter_output`), and these tests hold whichever language it renders in.
 """
 
 import re

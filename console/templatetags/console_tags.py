@@ -1,19 +1,25 @@
-"""Template helpers: local times with relative ages, reason-code links, list URLs.
+"""Template helpers: local times with relative ages, reason-code links, list URLs, the paused
+list's row values, and the tags that write table rows through their template partials.
 
-Ages, durations, dates and numbers are written in the request's language: units through
-ngettext with placeholders, month names and number formats through django.utils.formats.
+Markup lives in templates, escaped by Django's autoescape: these helpers format values (a time's
+text, an age, a URL) and build at most a tiny inline element with format_html (`when`'s <time>,
+`reason_link`'s link). Ages, durations, dates and numbers are written in the request's language:
+units through ngettext with placeholders, month names and number formats through
+django.utils.formats.
 """
 
-import html
 from datetime import datetime, timedelta
 from functools import cache, lru_cache
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 from django import template
+from django.dispatch import receiver
+from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import dateformat, formats, timezone
+from django.utils.autoreload import file_changed
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext, ngettext, pgettext, pgettext_lazy
 
 from console import messages, roles
@@ -262,114 +268,103 @@ def _workflow_url_prefix() -> str:
     return url[: -len("0/")]
 
 
-@cache
-def _locks_url() -> str:
-    return reverse("locks")
+class PausedRowValues(NamedTuple):
+    """The values of one paused-list row, formatted for the request's language and time zone.
+    Texts, not markup: console/paused_list.html#paused-row writes and escapes them."""
 
-
-def _e(value) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _when_fast(value: datetime, now: datetime, today, zone, language: str) -> str:
-    """`when` for many rows at once: the same markup, with the request's time zone and language
-    looked up once by the caller."""
-    local = timezone.localtime(value, zone)
-    full = local.strftime("%Y-%m-%d %H:%M:%S %Z")
-    ago = _e(format_ago_aside(now - value, language))
-    return (f'<time datetime="{value.isoformat()}" title="{full}">{_e(_short_date(local, today, language))} '
-            f'<span class="ago">{ago}</span></time>')
+    workflow_id: str
+    url: str  # the workflow's page
+    reason: str  # the pause reason code, "" for none
+    reason_url: str  # its entry in the reason-code catalog
+    reason_title: str
+    since_iso: str  # when it paused: the instant (ISO 8601), the full local time, the short
+    since_full: str  # time shown and the age beside it
+    since_text: str
+    since_ago: str
+    origin: str
+    step_no: str  # the paused step, "" when every step is completed
+    tray_code: str
+    cargo_space_id: str
+    target_cargo_space_id: str
+    locks: str  # how many locks it keeps
+    locks_url: str  # the locks page searching for it, "" when it keeps none
 
 
 @register.simple_tag
-def paused_rows(rows):
-    """The paused list's table rows. Rendered here rather than in a template loop: the list
-    fragment is refreshed every few seconds and the template engine spent most of its time on
-    these 50 rows (bench/console.py). Every value is escaped with html.escape."""
+def paused_row_values(rows) -> list[PausedRowValues]:
+    """The paused list's rows (console.readers.paused.PausedRow) as the texts its table shows.
+    The list is refreshed every few seconds: the language, the time zone, the clock, the URLs,
+    each origin's label and each reason's title are looked up once for all rows, not per row
+    (bench/console.py times the fragment)."""
     prefix, locks, catalog = _workflow_url_prefix(), _locks_url(), _catalog_url()
     now, today = timezone.now(), timezone.localdate()
     zone, language = timezone.get_current_timezone(), get_language()
-    origins: dict[str, str] = {}  # each origin's label and each reason's title, looked up once
+    origins: dict[str, str] = {}
     titles: dict[str, str] = {}
-    # The labels a phone shows beside each cell (console.css), and the texts of the cells.
-    labels = {key: _e(text) for key, text in (
-        ("workflow", gettext("Workflow")), ("reason", gettext("Reason")), ("since", gettext("Paused since")),
-        ("origin", gettext("Origin")), ("step", gettext("Paused step")), ("locks", gettext("Locks kept")))}
-    step_text = gettext("step %(step)s: tray %(tray)s %(source)s → %(target)s")
-    all_done = _e(gettext("all steps completed"))
-    not_in_catalog = _e(gettext("Not in the catalog"))
-    no_reason = _e(pgettext("reason", "none"))
-    out = []
+    not_in_catalog = gettext("Not in the catalog")
+    shown = []
     for row in rows:
-        wid = int(row.workflow_id)
-        if row.step_no:
-            step = _e(step_text) % {"step": int(row.step_no), "tray": f"<code>{_e(row.tray_code)}</code>",
-                                    "source": f"<code>{_e(row.cargo_space_id)}</code>",
-                                    "target": f"<code>{_e(row.target_cargo_space_id)}</code>"}
-        else:
-            step = f'<span class="muted">{all_done}</span>'
-        kept = f'<a href="{locks}?q={wid}">{int(row.lock_count)}</a>' if row.lock_count else "0"
+        wid = str(int(row.workflow_id))
+        title = ""
         if row.pause_reason:
-            code = _e(row.pause_reason)
-            title = titles.get(code)
+            title = titles.get(row.pause_reason)
             if title is None:
                 entry = reason_code(row.pause_reason)
-                title = titles[code] = _e(entry.title) if entry else not_in_catalog
-            reason = f'<a class="reason" href="{catalog}#{code}" title="{title}"><code>{code}</code></a>'
-        else:
-            reason = f'<span class="muted">{no_reason}</span>'
+                title = titles[row.pause_reason] = str(entry.title) if entry else not_in_catalog
         origin = origins.get(row.origin)
         if origin is None:
-            origin = origins[row.origin] = _e(origin_label(row.origin))
-        out.append(
-            f'<tr>\n'
-            f'  <td data-label="{labels["workflow"]}"><a class="wf" href="{prefix}{wid}/">#{wid}</a></td>\n'
-            f'  <td data-label="{labels["reason"]}">{reason}</td>\n'
-            f'  <td data-label="{labels["since"]}">{_when_fast(row.paused_since, now, today, zone, language)}</td>\n'
-            f'  <td data-label="{labels["origin"]}">{origin}</td>\n'
-            f'  <td data-label="{labels["step"]}">{step}</td>\n'
-            f'  <td data-label="{labels["locks"]}" class="num">{kept}</td>\n'
-            f'</tr>\n'
-        )
-    return mark_safe("".join(out))  # noqa: S308 - every value above is escaped or an int
+            origin = origins[row.origin] = origin_label(row.origin)
+        local = timezone.localtime(row.paused_since, zone)
+        shown.append(PausedRowValues(
+            workflow_id=wid, url=f"{prefix}{wid}/",
+            reason=row.pause_reason or "", reason_url=f"{catalog}#{row.pause_reason}", reason_title=title,
+            since_iso=row.paused_since.isoformat(), since_full=local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            since_text=_short_date(local, today, language),
+            since_ago=format_ago_aside(now - row.paused_since, language),
+            origin=origin,
+            step_no=str(int(row.step_no)) if row.step_no else "", tray_code=row.tray_code or "",
+            cargo_space_id=row.cargo_space_id or "", target_cargo_space_id=row.target_cargo_space_id or "",
+            locks=str(int(row.lock_count)), locks_url=f"{locks}?q={wid}" if row.lock_count else ""))
+    return shown
+
+
+# Table rows are written by their partials once per language and set of values, then reused
+# (`_written`): the paused list is refreshed every few seconds by every open page and shows the
+# same rows again, whose texts change at most once a minute (their age); a workflow's live
+# fragment writes the same evidence card every few seconds, and cards share many fields
+# (statuses, presences, counts). Writing fifty rows through the template engine on every
+# refresh took about 4 ms, half the paused-list fragment's rendering (bench/console.py).
 
 
 @register.simple_tag
-def evidence_tables(card):
-    """An evidence card's tables, one per section, field by field. Rendered here rather than in
-    a template loop: the workflow page shows two cards of about thirty fields and the template
-    engine spent a third of the page's time on them (bench/console.py). Every value is escaped
-    with html.escape; the markup is the one console/_evidence_card.html describes."""
-    # Each text is looked up outside the f-strings below: makemessages does not read inside them.
-    field, expected, observed = _e(gettext("Field")), _e(gettext("Expected (from the step)")), _e(gettext("Observed"))
-    mismatch, changed = _e(gettext("Mismatch:")), _e(gettext("changed"))
-    produced, rule_word = _e(gettext("Produced this decision")), _e(gettext("rule"))
-    heads = (f'<thead><tr><th scope="col">{field}</th><th scope="col">{expected}</th>'
-             f'<th scope="col">{observed}</th></tr></thead>')
-    flag = f'<span class="flag" aria-hidden="true">✗</span> <span class="visually-hidden">{mismatch} </span>'
-    okmark = '<span class="okmark" aria-hidden="true">✓</span> '
-    changed_badge = f'\n          <span class="badge changed-badge">{changed}</span>'
-    produced = f'<strong>{produced}</strong> — '
-    out = []
-    for section in card.sections:
-        out.append(f'<div class="table-wrap">\n<table class="evidence-table">\n'
-                   f'  <caption>{_e(section.title)} <code class="table-name">{_e(section.table)}</code></caption>\n'
-                   f'  {heads}\n  <tbody>\n')
-        for f in section.fields:
-            classes = f"check-{_e(f.check)}" + (" decisive" if f.decisive else "") + (" changed" if f.changed else "")
-            mark = flag if f.mismatch else okmark if f.check == "ok" else ""
-            why = ""
-            if f.mismatch:
-                why = (f'\n          <div class="why">{produced if f.decisive else ""}{rule_word} '
-                       f'<code>{_e(f.rule)}</code>: {_e(f.rule_explanation)}</div>')
-            out.append(
-                f'    <tr class="{classes}" data-field="{_e(f.key)}">\n'
-                f'      <th scope="row">{_e(f.label)}</th>\n'
-                f'      <td>{_e(f.expected)}</td>\n'
-                f'      <td>\n          {mark}<strong>{_e(f.observed)}</strong>'
-                f'{changed_badge if f.changed else ""}{why}\n      </td>\n    </tr>\n')
-        out.append("  </tbody>\n</table>\n</div>\n")
-    return mark_safe("".join(out))  # noqa: S308 - every value above is escaped
+def paused_row(row: PausedRowValues) -> str:
+    """One row of the paused list, written by console/paused_list.html#paused-row."""
+    return _written("console/paused_list.html#paused-row", get_language(), row)
+
+
+@register.simple_tag
+def evidence_row(field) -> str:
+    """One field of an evidence card (console.workflows.evidence_card.CardField), written by
+    console/_evidence_card.html#evidence-row."""
+    return _written("console/_evidence_card.html#evidence-row", get_language(), field)
+
+
+@lru_cache(maxsize=4096)
+def _written(partial: str, language: str | None, row) -> str:
+    # `row` is immutable (a named tuple, a frozen dataclass) and holds every value the partial
+    # shows; `language` is in the key because the partial's own words are in that language.
+    return get_template(partial).render({"row": row})
+
+
+@receiver(file_changed)
+def _forget_written_rows(sender, file_path, **kwargs) -> None:
+    """The development server keeps running when a template changes: write the rows again."""
+    _written.cache_clear()
+
+
+@cache
+def _locks_url() -> str:
+    return reverse("locks")
 
 
 @register.simple_tag
