@@ -191,8 +191,10 @@ def bad_request_record(*, endpoint: str, field_name: str | None, message: str, p
 
 
 def _jsonable(value: Any) -> Any:
+    """`value` when jsonb can hold it (no Infinity or NaN either: PostgreSQL refuses them),
+    else a bounded text of it."""
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
         return value
     except (TypeError, ValueError):
         return {"raw": repr(value)[:2000]}

@@ -10,7 +10,9 @@ The reader is tolerant (docs/architecture.md §8 "Tolerant reader"): a top-level
 contract does not name is ignored, so a WCS release that adds one does not stop the floor. It
 is left out of the request (and of what the receipt keeps as the body: never evidence), named
 on the receipt as a metric label (console/api/unknown_fields.py) and logged once per name per
-process. A field name that is itself hostile is still refused by the document checks.
+process. A field name that is itself hostile (control characters, line separators, bidi
+controls) is still refused by the document checks, and so is a number no double holds (`1e400`)
+in a known field, naming it.
 """
 
 import re
@@ -21,6 +23,7 @@ from console.input_checks import (
     BIGINT_MAX,
     MAX_JSON_BODY_BYTES,
     InputRefused,
+    line_or_bidi_character,
     load_json_object,
     printable_excerpt,
     safe_text,
@@ -80,7 +83,9 @@ def _refuse(data: _Body, field_name: str | None, message: str) -> BadCallback:
     return BadCallback(field_name, message, payload=dict(data), unknown_fields=data.unknown)
 
 
-def _text_field(data: dict, name: str, *, required: bool) -> str | None:
+def _text_field(data: dict, name: str, *, required: bool, one_line: bool = False) -> str | None:
+    """A text field; `one_line`: a code that reaches logs and pages as it is (tray_code,
+    location), so line breaks and separators and bidi controls are refused too."""
     value = data.get(name)
     if value is None:
         if required:
@@ -89,9 +94,13 @@ def _text_field(data: dict, name: str, *, required: bool) -> str | None:
             raise _refuse(data, name, f"field '{name}' must be a string; leave it out when there is none")
         return None
     try:
-        return safe_text(value, field=name, max_length=MAX_TEXT)
+        text = safe_text(value, field=name, max_length=MAX_TEXT)
     except InputRefused as exc:
         raise _refuse(data, name, exc.message) from None
+    bad = line_or_bidi_character(text) if one_line else None
+    if bad:
+        raise _refuse(data, name, f"field '{name}' contains {bad}")
+    return text
 
 
 def _whole(value: Any) -> Any:
@@ -143,8 +152,8 @@ def parse_job_finish(body: bytes) -> JobFinishRequest:
     if stage not in FINISH_STAGES:
         raise _refuse(data, "stage", f"unknown stage {stage[:64]!r}: expected one of {', '.join(FINISH_STAGES)}")
     event_id = _event_id(data)
-    tray_code = _text_field(data, "tray_code", required=False)
-    location = _text_field(data, "location", required=False)
+    tray_code = _text_field(data, "tray_code", required=False, one_line=True)
+    location = _text_field(data, "location", required=False, one_line=True)
     return JobFinishRequest(job_id, stage, event_id, dict(data), tray_code=tray_code, location=location,
                             sequence=_sequence(data), unknown_fields=data.unknown)
 
