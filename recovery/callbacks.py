@@ -64,13 +64,16 @@ class JobFinishRequest:
     tray_code: str | None = None
     location: str | None = None
     sequence: int | None = None
-    # The labels of the top-level fields the request carried that the contract does not name
-    # (console/api/unknown_fields.py): kept on the receipt for the metric, never evidence.
+    # The names of the top-level fields the request carried that the contract does not name
+    # (console/api/unknown_fields.py): distinct, at most 50, and how many more; kept on the
+    # receipt, never evidence.
     unknown_fields: tuple[str, ...] | None = None
+    unknown_fields_rest: int = 0
 
     def receipt_kw(self) -> dict:
         return {"stage": self.stage, "event_id": self.event_id, "sequence": self.sequence,
-                "tray_code": self.tray_code, "location": self.location, "unknown_fields": self.unknown_fields}
+                "tray_code": self.tray_code, "location": self.location, "unknown_fields": self.unknown_fields,
+                "unknown_fields_rest": self.unknown_fields_rest}
 
 
 @dataclass(frozen=True)
@@ -81,10 +84,11 @@ class JobStatusRequest:
     payload: dict
     sequence: int | None = None
     unknown_fields: tuple[str, ...] | None = None
+    unknown_fields_rest: int = 0
 
     def receipt_kw(self) -> dict:
         return {"job_status": self.status, "event_id": self.event_id, "sequence": self.sequence,
-                "unknown_fields": self.unknown_fields}
+                "unknown_fields": self.unknown_fields, "unknown_fields_rest": self.unknown_fields_rest}
 
 
 def split_job_id(job_id: str) -> tuple[int, int] | None:
@@ -138,7 +142,7 @@ def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
 def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
                     job_status: int | None = None, event_id: str | None = None, sequence: int | None = None,
                     tray_code: str | None = None, location: str | None = None,
-                    unknown_fields: tuple[str, ...] | None = None) -> dict:
+                    unknown_fields: tuple[str, ...] | None = None, unknown_fields_rest: int = 0) -> dict:
     mismatch = ({"expected": result.extra["expected"], "reported": result.extra["reported"]}
                 if result.outcome == Outcome.REPORT_MISMATCH else None)
     return {
@@ -151,6 +155,7 @@ def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, star
         "sequence": sequence, "tray_code": tray_code or "", "location": location or "",
         "mismatch": json.dumps(mismatch) if mismatch is not None else None,
         "unknown_fields": json.dumps(list(unknown_fields)) if unknown_fields else None,
+        "unknown_fields_rest": unknown_fields_rest,
     }
 
 
@@ -175,7 +180,7 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
 
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
                        started: float, http_status: int = 400,
-                       unknown_fields: tuple[str, ...] | None = None) -> CallbackResult:
+                       unknown_fields: tuple[str, ...] | None = None, unknown_fields_rest: int = 0) -> CallbackResult:
     """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
     WMS row. The caller hands over a storable payload (the API's parser checked its text)."""
     payload = payload if isinstance(payload, dict) else {"raw": payload}
@@ -186,7 +191,7 @@ def bad_request_record(*, endpoint: str, field_name: str | None, message: str, p
                             extra={"field": field_name})
     stage = payload.get("stage") if isinstance(payload.get("stage"), str) else ""
     callback_receipt_record(endpoint=endpoint, result=result, payload=_jsonable(payload), started=started,
-                            stage=stage[:64], unknown_fields=unknown_fields)
+                            stage=stage[:64], unknown_fields=unknown_fields, unknown_fields_rest=unknown_fields_rest)
     return result
 
 

@@ -8,8 +8,8 @@ and nothing else changes. What a receipt keeps of a refused body is always stora
 
 The reader is tolerant (docs/architecture.md §8 "Tolerant reader"): a top-level field the
 contract does not name is ignored, so a WCS release that adds one does not stop the floor. It
-is left out of the request (and of what the receipt keeps as the body: never evidence), named
-on the receipt as a metric label (console/api/unknown_fields.py) and logged once per name per
+is left out of the request (and of what the receipt keeps as the body: never evidence), counted
+under its label, named on the receipt (console/api/unknown_fields.py) and logged once per name per
 process. A field name that is itself hostile (control characters, line separators, bidi
 controls) is still refused by the document checks, and so is a number no double holds (`1e400`)
 in a known field, naming it.
@@ -18,7 +18,7 @@ in a known field, naming it.
 import re
 from typing import Any
 
-from console.api.unknown_fields import unknown_field_labels
+from console.api.unknown_fields import UnknownFields, unknown_fields_record
 from console.input_checks import (
     BIGINT_MAX,
     MAX_JSON_BODY_BYTES,
@@ -48,19 +48,26 @@ class BadCallback(Refused):
     """A refused callback request, naming the field at fault; `status` is 400 or 413."""
 
     def __init__(self, field_name: str | None, message: str, *, payload: Any = None, status: int = 400,
-                 unknown_fields: tuple[str, ...] | None = None):
+                 unknown: UnknownFields | None = None):
         super().__init__(message)
         self.field = field_name
         self.message = message
         self.payload = payload
         self.status = status
-        self.unknown_fields = unknown_fields
+        self.unknown = unknown
+
+    def receipt_kw(self) -> dict:
+        """The unknown fields' part of the refused request's receipt."""
+        return self.unknown.receipt_kw() if self.unknown is not None else {}
 
 
 class _Body(dict):
-    """The known fields of a callback body; `unknown` the labels of the fields it left out."""
+    """The known fields of a callback body; `unknown` what the receipt keeps of the fields it left out."""
 
-    unknown: tuple[str, ...] | None = None
+    unknown: UnknownFields | None = None
+
+    def unknown_kw(self) -> dict:
+        return self.unknown.receipt_kw() if self.unknown is not None else {}
 
 
 def _decode(body: bytes, allowed: frozenset[str], endpoint: str) -> _Body:
@@ -75,12 +82,12 @@ def _decode(body: bytes, allowed: frozenset[str], endpoint: str) -> _Body:
         unknown = [name for name in data if name not in allowed]
         for name in unknown:
             del known[name]
-        known.unknown = unknown_field_labels(endpoint, unknown)
+        known.unknown = unknown_fields_record(endpoint, unknown)
     return known
 
 
 def _refuse(data: _Body, field_name: str | None, message: str) -> BadCallback:
-    return BadCallback(field_name, message, payload=dict(data), unknown_fields=data.unknown)
+    return BadCallback(field_name, message, payload=dict(data), unknown=data.unknown)
 
 
 def _text_field(data: dict, name: str, *, required: bool, one_line: bool = False) -> str | None:
@@ -155,7 +162,7 @@ def parse_job_finish(body: bytes) -> JobFinishRequest:
     tray_code = _text_field(data, "tray_code", required=False, one_line=True)
     location = _text_field(data, "location", required=False, one_line=True)
     return JobFinishRequest(job_id, stage, event_id, dict(data), tray_code=tray_code, location=location,
-                            sequence=_sequence(data), unknown_fields=data.unknown)
+                            sequence=_sequence(data), **data.unknown_kw())
 
 
 def parse_job_status(body: bytes) -> JobStatusRequest:
@@ -168,5 +175,4 @@ def parse_job_status(body: bytes) -> JobStatusRequest:
         raise _refuse(data, "status", f"field 'status' must be 2 (dispatched) or 3 (executing), "
                                     f"got {str(status)[:40]}")
     event_id = _event_id(data)
-    return JobStatusRequest(job_id, status, event_id, dict(data), sequence=_sequence(data),
-                            unknown_fields=data.unknown)
+    return JobStatusRequest(job_id, status, event_id, dict(data), sequence=_sequence(data), **data.unknown_kw())
