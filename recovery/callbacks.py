@@ -565,9 +565,11 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                           f"job {job_id}: report {request.sequence} is not newer than report {highest}; "
                           "nothing changed", highest_sequence=highest)
     if target.active_status is None:
-        # Not reached through job_status_process (status_of_finished_job answers first); kept so
-        # the function alone never reopens a finished job.
-        return status_of_finished_job(request, workflow_id=workflow_id, step_id=step_id, target=target)
+        # Not reached through job_status_process (the frame answers both first); kept so the
+        # function alone never reopens a finished job.
+        stale = status_of_finished_job(request, workflow_id=workflow_id, step_id=step_id, target=target)
+        return stale or answer(404, Outcome.UNKNOWN_JOB,
+                               f"unknown job {job_id}: no such job in mydo_job nor mydo_job_finish")
     if status != TidyWorkflow.Status.ACTIVE:
         return answer(409, Outcome.REFUSED_CONFLICT, f"workflow {workflow_id} is {status}")
     current = target.active_status
