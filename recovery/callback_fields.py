@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 from recovery import wms_sql
 from recovery.models import CallbackFieldLabel, CallbackFieldTotal
+from recovery.prepared import run_prepared
 
 OTHER = "other"
 
@@ -29,9 +30,9 @@ def field_labels_register(names: list[str]) -> frozenset[str]:
 
 
 def unknown_fields_count(*, endpoint: str, counts: dict[str, int]) -> None:
-    """Add `counts` ({label: names counted under it}) to tidy_callback_unknown_fields_total."""
+    """Add `counts` ({label: names counted under it}) to tidy_callback_unknown_fields_total: one
+    prepared statement, in autocommit (on a callback's path whenever the WCS sends a new field)."""
     labels = sorted(counts)
-    with connection.cursor() as cursor:
-        cursor.execute(wms_sql.COUNT_UNKNOWN_FIELDS, {
-            "endpoint": endpoint, "fields": labels, "counts": [counts[label] for label in labels],
-            "shards": CallbackFieldTotal.SHARDS})
+    run_prepared(wms_sql.COUNT_UNKNOWN_FIELDS, {
+        "endpoint": endpoint, "fields": labels, "counts": [counts[label] for label in labels],
+        "shards": CallbackFieldTotal.SHARDS})
