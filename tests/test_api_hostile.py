@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from console.input_checks import LINE_OR_BIDI
 from recovery.models import CallbackReceipt
 from tests.wcs_helpers import TOKEN, create
 from tests.wms_state import diff, snapshot
@@ -93,6 +94,8 @@ def test_a_hostile_body_is_refused_naming_the_field_and_kept_as_one_storable_rec
     receipt = CallbackReceipt.objects.get()
     assert (receipt.http_status, receipt.outcome, receipt.endpoint) == (status, "BAD_REQUEST", endpoint)
     json.dumps(receipt.payload)  # what it kept is plain, storable JSON
+    # ... and shows no line break, separator or bidi control where it is read (escaped instead).
+    assert not LINE_OR_BIDI.search(json.dumps(receipt.payload, ensure_ascii=False)), receipt.payload
 
 
 def test_a_body_that_is_not_sent_as_json_is_refused_with_415(wms, client):

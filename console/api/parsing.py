@@ -106,7 +106,10 @@ def _text_field(data: dict, name: str, *, required: bool, one_line: bool = False
         raise _refuse(data, name, exc.message) from None
     bad = line_or_bidi_character(text) if one_line else None
     if bad:
-        raise _refuse(data, name, f"field '{name}' contains {bad}")
+        refused = _refuse(data, name, f"field '{name}' contains {bad}")
+        # The receipt keeps it escaped: shown anywhere, it breaks no line and reorders nothing.
+        refused.payload[name] = printable_excerpt(text)
+        raise refused
     return text
 
 
