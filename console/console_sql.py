@@ -656,25 +656,13 @@ FROM (
 GROUP BY endpoint, outcome
 """
 
-# tidy_callback_unknown_fields_total: the labels the receipts keep of their unknown fields, folded
-# with the callbacks (recovery/retention.py) plus those of the receipts not folded yet. Only the
-# receipts that had any are expanded (unknown_fields is NULL on every other one).
-CALLBACK_UNKNOWN_FIELD_COUNTS = f"""
+# tidy_callback_unknown_fields_total: the counts taken when the callbacks were read (at most 51
+# labels per endpoint, a few shards each: recovery/callback_fields.py), never the receipts.
+CALLBACK_UNKNOWN_FIELD_COUNTS = """
 SELECT endpoint,
        field,
-       sum(n)::bigint AS total
-FROM (
-    SELECT label1 AS endpoint, label2 AS field, total AS n
-    FROM recovery_journaltotal
-    WHERE journal = 'callback_unknown_fields'
-    UNION ALL
-    SELECT r.endpoint, f.name, count(*)
-    FROM recovery_callbackreceipt AS r
-    CROSS JOIN LATERAL jsonb_array_elements_text(r.unknown_fields) AS f(name)
-    WHERE r.received_at >= {_folded_before('callbacks')}   -- callback_receipt_time_idx
-      AND r.unknown_fields IS NOT NULL
-    GROUP BY r.endpoint, f.name
-) AS counted
+       sum(total)::bigint AS total
+FROM recovery_callbackfieldtotal                            -- a few hundred rows at most
 GROUP BY endpoint, field
 """
 

@@ -14,7 +14,12 @@ the field, before anything reads the database. What is refused and why:
   reads back (a time past 9999-12-31 in UTC fails psycopg's loader), and a time near either end
   in UTC is past it in a zone on the other side of UTC;
 - JSON bodies larger than `MAX_JSON_BODY_BYTES` (413) or nested deeper than `MAX_JSON_DEPTH`
-  (Python's parser would recurse until RecursionError), and NaN/Infinity, which are not JSON.
+  (Python's parser would recurse until RecursionError), and NaN/Infinity, which are not JSON;
+- numbers a double cannot hold (`1e400`, `-1e999`): Python reads them as infinity, which neither
+  a field's range nor jsonb accepts, so they are refused naming the field they are in;
+- line and paragraph separators and bidi controls (`LINE_OR_BIDI`) where text must stay on one
+  line and read in its own order (field names, codes): they forge lines and reorder what a log or
+  a label shows.
 
 A refusal speaks two languages: `InputRefused.message` is English (the WCS API's JSON bodies and
 the logs, read by machines), `InputRefused.localized` is the same sentence in the reader's
@@ -23,6 +28,7 @@ stay as they are in every language.
 """
 
 import json
+import math
 import re
 import unicodedata
 from datetime import UTC, datetime
@@ -45,6 +51,11 @@ _ASCII_INT = re.compile(r"[0-9]{1,19}")
 # only where a caller says the text is multi-line.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _UNSAFE_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Line breaks and separators (CR, LF, NEL, U+2028, U+2029) and the bidi controls (embeddings and
+# overrides U+202A-U+202E, isolates U+2066-U+2069, the marks U+200E, U+200F and U+061C).
+LINE_OR_BIDI = re.compile("[\n\r\x85\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# What a stored excerpt of refused input shows escaped: both of the above.
+_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
 class Sentence:
@@ -96,6 +107,20 @@ def character_sentence(ch: str) -> Sentence:
 
 def describe_character(ch: str) -> str:
     return str(character_sentence(ch))
+
+
+def _line_or_bidi_sentence(ch: str) -> Sentence:
+    code = f"{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip()
+    if ch in "\n\r\x85\u2028\u2029":
+        return Sentence(gettext_noop("a line break or separator (U+%(code)s)"), code=code)
+    return Sentence(gettext_noop("a bidi control (U+%(code)s)"), code=code)
+
+
+def line_or_bidi_character(text: str) -> str | None:
+    """A description (English) of the first line break, line or paragraph separator or bidi
+    control in `text`, or None: text that must stay on one line and in its own order holds none."""
+    found = LINE_OR_BIDI.search(text)
+    return str(_line_or_bidi_sentence(found.group())) if found else None
 
 
 def unsafe_character_sentence(text: str, *, multiline: bool = False) -> Sentence | None:
@@ -213,25 +238,68 @@ def json_depth_exceeds(text: str, limit: int) -> bool:
     return False
 
 
-def _refuse_constant(name: str):
-    raise InputRefused(None, f"the body is not valid JSON ({name} is not a JSON number)")
+class NonFinite:
+    """Where the parsed document held a number no double holds (`1e400`) or a NaN/Infinity
+    constant (not JSON): a placeholder, never a value, which the checks below refuse naming the
+    field it is in; `text` is how the body wrote it."""
+
+    __slots__ = ("text", "constant")
+
+    def __init__(self, text: str, *, constant: bool):
+        self.text = text
+        self.constant = constant
 
 
-def _check_strings(value: Any, path: str) -> None:
-    """Every key and string anywhere in the document is storable text (the receipt keeps it)."""
+def _parse_float(text: str) -> float | NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else NonFinite(text[:40], constant=False)
+
+
+def _parse_constant(name: str) -> NonFinite:
+    return NonFinite(name, constant=True)
+
+
+def _non_finite_refusal(value: NonFinite, path: str) -> InputRefused:
+    what = (f"{value.text}, which is not a JSON number" if value.constant
+            else f"{value.text}, a number out of any field's range")
+    return InputRefused(path or None, f"field '{path}' holds {what}" if path else f"the body holds {what}")
+
+
+def field_name_problem(name: str) -> str | None:
+    """Why a field name is refused (control characters, NUL, lone surrogates, line breaks and
+    separators, bidi controls), or None."""
+    bad = unsafe_character(name) or line_or_bidi_character(name)
+    return f"a field name contains {bad}" if bad else None
+
+
+def _check_values(value: Any, path: str) -> None:
+    """Every key and string anywhere in the document is storable text (the receipt keeps it), and
+    every number a finite one (jsonb holds neither Infinity nor NaN)."""
     if isinstance(value, str):
         bad = unsafe_character(value, multiline=True)
         if bad:
             raise InputRefused(path or None, f"field '{path}' contains {bad}" if path else f"the body contains {bad}")
     elif isinstance(value, dict):
         for key, item in value.items():
-            bad = unsafe_character(key)
-            if bad:
-                raise InputRefused(None, f"a field name contains {bad}")
-            _check_strings(item, key if not path else f"{path}.{key}")
+            problem = field_name_problem(key)
+            if problem:
+                raise InputRefused(None, problem)
+            _check_values(item, key if not path else f"{path}.{key}")
     elif isinstance(value, list):
         for n, item in enumerate(value):
-            _check_strings(item, f"{path}[{n}]")
+            _check_values(item, f"{path}[{n}]")
+    elif isinstance(value, NonFinite):
+        raise _non_finite_refusal(value, path)
+
+
+def _has_constant(value: Any) -> bool:
+    if isinstance(value, NonFinite):
+        return value.constant
+    if isinstance(value, dict):
+        return any(_has_constant(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_constant(item) for item in value)
+    return False
 
 
 def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH,
@@ -239,7 +307,9 @@ def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_d
     """The body as a JSON object, or InputRefused (413 when larger than `max_bytes`).
 
     With `known`, the values of top-level fields not in it are not checked (a tolerant reader
-    ignores them and keeps nothing of them); every top-level name still is."""
+    ignores them and keeps nothing of them: a number out of range there is ignored too), except
+    that a NaN or Infinity constant anywhere still refuses the body, which is then not JSON; every
+    top-level name is checked. A non-finite number in a checked field is refused naming it."""
     if len(body) > max_bytes:
         raise InputRefused(None, f"the body is larger than {max_bytes} bytes", status=413)
     try:
@@ -249,7 +319,7 @@ def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_d
     if json_depth_exceeds(text, max_depth):
         raise InputRefused(None, f"the body nests arrays or objects deeper than {max_depth} levels")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_parse_constant, parse_float=_parse_float)
     except json.JSONDecodeError as exc:
         raise InputRefused(None, f"the body is not valid JSON ({exc.msg} at position {exc.pos})") from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
@@ -259,23 +329,28 @@ def load_json_object(body: bytes, *, max_bytes: int = MAX_JSON_BODY_BYTES, max_d
     if not isinstance(data, dict):
         raise InputRefused(None, "the body must be a JSON object")
     if known is None or known.issuperset(data):
-        _check_strings(data, "")
+        _check_values(data, "")
     else:
         for key, item in data.items():
-            bad = unsafe_character(key)
-            if bad:
-                raise InputRefused(None, f"a field name contains {bad}")
+            problem = field_name_problem(key)
+            if problem:
+                raise InputRefused(None, problem)
             if key in known:
-                _check_strings(item, key)
+                _check_values(item, key)
+        constant = next((key for key, item in data.items() if key not in known and _has_constant(item)), None)
+        if constant is not None:
+            raise InputRefused(None, "the body is not valid JSON (NaN and Infinity are not JSON numbers)")
     return data
 
 
 def printable_excerpt(raw: bytes | str, limit: int = 500) -> str:
-    """A bounded, storable rendering of refused input (for a receipt): unsafe characters escaped."""
+    """A bounded, storable rendering of refused input (for a receipt): unsafe characters, line
+    separators and bidi controls escaped."""
     text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
     text = text[:limit]
-    return (_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\\", "\\\\"))
-            if unsafe_character(text) else text)
+    return (_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\\", "\\\\"))
+            if _ESCAPED.search(text) else text)
+
 
 
 def keyset_position_problem(raw: str) -> str | None:

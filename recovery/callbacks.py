@@ -4,7 +4,8 @@
   One transaction: lock the workflow row first, re-read the evidence under it, run
   alg.usp_complete_move_job when the job is still active, then the same idempotent advancement
   recovery uses.
-- `job_status_process`: WCS reports a job dispatched (2) or executing (3); forward only.
+- `job_status_process`: WCS reports a job dispatched (2) or executing (3); forward only. A report
+  about a job already finished is stale (200 STALE_REPORT), never a conflict.
 
 Both go through one frame (`process_callback`) that locks the workflow row and reads what the job
 names; what happens under that lock is a named function per callback (`finish_under_lock`,
@@ -63,13 +64,16 @@ class JobFinishRequest:
     tray_code: str | None = None
     location: str | None = None
     sequence: int | None = None
-    # The labels of the top-level fields the request carried that the contract does not name
-    # (console/api/unknown_fields.py): kept on the receipt for the metric, never evidence.
+    # The names of the top-level fields the request carried that the contract does not name
+    # (console/api/unknown_fields.py): distinct, at most 50, and how many more; kept on the
+    # receipt, never evidence.
     unknown_fields: tuple[str, ...] | None = None
+    unknown_fields_rest: int = 0
 
     def receipt_kw(self) -> dict:
         return {"stage": self.stage, "event_id": self.event_id, "sequence": self.sequence,
-                "tray_code": self.tray_code, "location": self.location, "unknown_fields": self.unknown_fields}
+                "tray_code": self.tray_code, "location": self.location, "unknown_fields": self.unknown_fields,
+                "unknown_fields_rest": self.unknown_fields_rest}
 
 
 @dataclass(frozen=True)
@@ -80,10 +84,11 @@ class JobStatusRequest:
     payload: dict
     sequence: int | None = None
     unknown_fields: tuple[str, ...] | None = None
+    unknown_fields_rest: int = 0
 
     def receipt_kw(self) -> dict:
         return {"job_status": self.status, "event_id": self.event_id, "sequence": self.sequence,
-                "unknown_fields": self.unknown_fields}
+                "unknown_fields": self.unknown_fields, "unknown_fields_rest": self.unknown_fields_rest}
 
 
 def split_job_id(job_id: str) -> tuple[int, int] | None:
@@ -137,7 +142,7 @@ def _state_from_rows(workflow_id: int, rows: list[tuple]) -> dict | None:
 def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, started: float, stage: str = "",
                     job_status: int | None = None, event_id: str | None = None, sequence: int | None = None,
                     tray_code: str | None = None, location: str | None = None,
-                    unknown_fields: tuple[str, ...] | None = None) -> dict:
+                    unknown_fields: tuple[str, ...] | None = None, unknown_fields_rest: int = 0) -> dict:
     mismatch = ({"expected": result.extra["expected"], "reported": result.extra["reported"]}
                 if result.outcome == Outcome.REPORT_MISMATCH else None)
     return {
@@ -150,6 +155,7 @@ def _receipt_params(*, endpoint: str, result: CallbackResult, payload: Any, star
         "sequence": sequence, "tray_code": tray_code or "", "location": location or "",
         "mismatch": json.dumps(mismatch) if mismatch is not None else None,
         "unknown_fields": json.dumps(list(unknown_fields)) if unknown_fields else None,
+        "unknown_fields_rest": unknown_fields_rest,
     }
 
 
@@ -174,7 +180,7 @@ def _record_with_state(*, workflow_id: int, endpoint: str, result: CallbackResul
 
 def bad_request_record(*, endpoint: str, field_name: str | None, message: str, payload: Any,
                        started: float, http_status: int = 400,
-                       unknown_fields: tuple[str, ...] | None = None) -> CallbackResult:
+                       unknown_fields: tuple[str, ...] | None = None, unknown_fields_rest: int = 0) -> CallbackResult:
     """Record a malformed request (400; 413 too large, 415 not JSON) as a receipt; it touches no
     WMS row. The caller hands over a storable payload (the API's parser checked its text)."""
     payload = payload if isinstance(payload, dict) else {"raw": payload}
@@ -185,13 +191,15 @@ def bad_request_record(*, endpoint: str, field_name: str | None, message: str, p
                             extra={"field": field_name})
     stage = payload.get("stage") if isinstance(payload.get("stage"), str) else ""
     callback_receipt_record(endpoint=endpoint, result=result, payload=_jsonable(payload), started=started,
-                            stage=stage[:64], unknown_fields=unknown_fields)
+                            stage=stage[:64], unknown_fields=unknown_fields, unknown_fields_rest=unknown_fields_rest)
     return result
 
 
 def _jsonable(value: Any) -> Any:
+    """`value` when jsonb can hold it (no Infinity or NaN either: PostgreSQL refuses them),
+    else a bounded text of it."""
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
         return value
     except (TypeError, ValueError):
         return {"raw": repr(value)[:2000]}
@@ -289,10 +297,10 @@ def _process_callback(*, endpoint: str, request: JobFinishRequest | JobStatusReq
     `receipt` so it can write the receipt in the round trip of its effect; a result it recorded
     says so (`recorded`).
 
-    `report_check`, when given, may refuse the report itself from what the job names, before the
-    workflow's state is considered (a job-finish naming another tray or place: REPORT_MISMATCH), so
-    a repeat of a refused report gets the same answer whether or not recovery paused the workflow
-    since."""
+    `report_check`, when given, may answer the report itself from what the job names, before the
+    workflow's state is considered (a job-finish naming another tray or place: REPORT_MISMATCH; a
+    job-status about a finished job: STALE_REPORT), so a repeat of the report gets the same answer
+    whether or not recovery paused the workflow since."""
     started = time.perf_counter()
     job_id, payload = request.job_id, request.payload
     ids = split_job_id(job_id)
@@ -557,8 +565,11 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
                           f"job {job_id}: report {request.sequence} is not newer than report {highest}; "
                           "nothing changed", highest_sequence=highest)
     if target.active_status is None:
-        return answer(409, Outcome.REFUSED_CONFLICT,
-                      f"job {job_id} is finished (archived): a status report cannot reopen it")
+        # Not reached through job_status_process (the frame answers both first); kept so the
+        # function alone never reopens a finished job.
+        stale = status_of_finished_job(request, workflow_id=workflow_id, step_id=step_id, target=target)
+        return stale or answer(404, Outcome.UNKNOWN_JOB,
+                               f"unknown job {job_id}: no such job in mydo_job nor mydo_job_finish")
     if status != TidyWorkflow.Status.ACTIVE:
         return answer(409, Outcome.REFUSED_CONFLICT, f"workflow {workflow_id} is {status}")
     current = target.active_status
@@ -579,6 +590,24 @@ def status_under_lock(request: JobStatusRequest, *, workflow_id: int, step_id: i
     tx.set_job_status(job_id=job_id, status=new, expected_status=current)
     return CallbackResult(200, Outcome.ACCEPTED, f"job {job_id}: {current} -> {new} ({REPORTABLE_JOB_STATUSES[new]})",
                           job_id, workflow_id, step_id, extra={"job_status": new, "previous_status": current})
+
+
+# A status report about a job already archived in mydo_job_finish: the finish is newer than anything
+# the report can say, so, like a report with an old sequence, it is stale (design §11), whatever
+# the workflow's state; nothing changes and WCS and WMS do not disagree.
+STATUS_OF_FINISHED_JOB_MESSAGE = "job %s is finished (archived): a status report about it is stale; nothing changed"
+
+
+def status_of_finished_job(request: JobStatusRequest, *, workflow_id: int, step_id: int,
+                           target: CallbackTarget) -> CallbackResult | None:
+    """200 STALE_REPORT for a status report about a job that is already finished (archived, no
+    longer active), read under the row lock before the workflow's state is considered (a paused
+    workflow's finished job too: the report is late, not evidence of a disagreement); None for a
+    job still active."""
+    if target.active_status is not None or target.finish_count == 0:
+        return None
+    return CallbackResult(200, Outcome.STALE_REPORT, STATUS_OF_FINISHED_JOB_MESSAGE % request.job_id,
+                          request.job_id, workflow_id, step_id, extra={"job_status": None})
 
 
 def status_duplicate_before_lock(request: JobStatusRequest, *, workflow_id: int, step_id: int,
@@ -611,7 +640,9 @@ def job_highest_sequence(job_id: str) -> int | None:
 def job_status_process(*, request: JobStatusRequest) -> CallbackResult:
     # A report with a sequence is judged against the job's highest under the lock (a stale one is
     # STALE_REPORT even when its status is the job's), never by the duplicate's lock-free answer.
+    # A report about a finished job is stale whatever the workflow's state: it is answered before
+    # the paused workflow's refusal (status_of_finished_job).
     return process_callback(endpoint=CallbackReceipt.Endpoint.JOB_STATUS, request=request,
-                            under_lock=status_under_lock,
+                            under_lock=status_under_lock, report_check=status_of_finished_job,
                             before_lock=status_duplicate_before_lock if request.sequence is None else None,
                             receipt_kw=request.receipt_kw())

@@ -329,9 +329,13 @@ class CallbackReceipt(models.Model):
     location = models.CharField(max_length=200, blank=True, default="", db_default="",
                                 help_text="job-finish: the cargo space the WCS delivered to")
     mismatch = models.JSONField(null=True, blank=True, help_text="REPORT_MISMATCH: expected and reported")
-    # The top-level fields the request carried that the contract does not know, as metric label
-    # values (cut to 64 characters, or "other"): counted, never evidence (the tolerant reader).
-    unknown_fields = models.JSONField(null=True, blank=True, help_text="unknown top-level field names")
+    # The top-level fields the request carried that the contract does not know: each distinct name
+    # once (cut to 64 characters), at most 50, and how many more there were. Never evidence, and not
+    # what the metric counts (CallbackFieldTotal, counted when the request is read).
+    unknown_fields = models.JSONField(null=True, blank=True,
+                                      help_text="unknown top-level field names (distinct, cut to 64, at most 50)")
+    unknown_fields_rest = models.IntegerField(default=0, db_default=0,
+                                              help_text="unknown field names beyond the 50 kept")
 
     class Meta:
         ordering = ["-received_at", "-id"]
@@ -391,6 +395,46 @@ class JournalTotal(models.Model):
 
     def __str__(self):
         return f"{self.journal} {self.label1} {self.label2} = {self.total}"
+
+
+class CallbackFieldLabel(models.Model):
+    """The names of unknown callback fields that are labels of tidy_callback_unknown_fields_total
+    (the tolerant reader, docs/architecture.md §8): at most MAX_NAMES of them for the whole site,
+    whichever process saw them, kept for good; every other name is counted as `other`. The cap is
+    the database's: a name takes a free `slot`, and there are no more than MAX_NAMES slots."""
+
+    MAX_NAMES = 50
+
+    slot = models.SmallIntegerField(primary_key=True)
+    name = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=models.Q(slot__gte=1, slot__lte=50),
+                                              name="callback_field_label_slots")]
+
+    def __str__(self):
+        return f"{self.slot}: {self.name}"
+
+
+class CallbackFieldTotal(models.Model):
+    """tidy_callback_unknown_fields_total, counted when a callback is read: per endpoint and label
+    (a CallbackFieldLabel name or `other`), in a few rows per label (`shard`, from the database
+    session), so callbacks on several connections rarely wait for one another's row. The metric
+    sums the shards; nothing here is ever deleted, so the counter never goes down."""
+
+    SHARDS = 8
+
+    endpoint = models.CharField(max_length=16)
+    field = models.CharField(max_length=64)
+    shard = models.SmallIntegerField()
+    total = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "field", "shard"], name="callback_field_total_key")]
+
+    def __str__(self):
+        return f"{self.endpoint} {self.field} [{self.shard}] = {self.total}"
 
 
 class JournalFold(models.Model):

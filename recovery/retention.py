@@ -33,9 +33,9 @@ BATCH_SIZE = 1000
 RUN_BUDGET_SECONDS = 30.0
 
 # Per journal, the statements that fold it, all under its one watermark: a callback receipt is
-# counted in its outcome, its unknown fields and its duration before it can be deleted.
-FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS, retention_sql.FOLD_CALLBACK_UNKNOWN_FIELDS,
-                       retention_sql.FOLD_CALLBACK_DURATIONS),
+# counted in its outcome and its duration before it can be deleted (its unknown fields were
+# counted when it was read: recovery/callback_fields.py).
+FOLDS = {"callbacks": (retention_sql.FOLD_CALLBACKS, retention_sql.FOLD_CALLBACK_DURATIONS),
          "decisions": (retention_sql.FOLD_DECISIONS,),
          "outbound": (retention_sql.FOLD_OUTBOUND,)}
 

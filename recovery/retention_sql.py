@@ -36,24 +36,6 @@ ON CONFLICT (journal, label1, label2)
 DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
 """
 
-# The unknown top-level fields of the callbacks (the tolerant reader), per endpoint and label, in
-# the callbacks' fold (the same watermark): tidy_callback_unknown_fields_total.
-FOLD_CALLBACK_UNKNOWN_FIELDS = """
-INSERT INTO recovery_journaltotal (journal, label1, label2, total)
-SELECT 'callback_unknown_fields',
-       r.endpoint,
-       f.name,
-       count(*)
-FROM recovery_callbackreceipt AS r
-CROSS JOIN LATERAL jsonb_array_elements_text(r.unknown_fields) AS f(name)
-WHERE r.received_at >= %(since)s                            -- callback_receipt_time_idx
-  AND r.received_at < %(until)s
-  AND r.unknown_fields IS NOT NULL
-GROUP BY r.endpoint, f.name
-ON CONFLICT (journal, label1, label2)
-DO UPDATE SET total = recovery_journaltotal.total + EXCLUDED.total
-"""
-
 # The callbacks' durations (tidy_callback_duration_seconds), in the callbacks' fold: per endpoint,
 # the count of each bucket (label2: its upper bound, the smallest of %(bounds)s the duration fits
 # in; '+Inf' beyond them; not cumulative) and the sum in microseconds (label2 '_sum_us').

@@ -422,10 +422,11 @@ def _receipt_from_probe(*, message: str, proven: str) -> str:
     return f"""    INSERT INTO recovery_callbackreceipt (
         received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
         wcs_event_id, http_status, outcome, message, payload, duration_ms,
-        sequence, tray_code, location, mismatch, unknown_fields)
+        sequence, tray_code, location, mismatch, unknown_fields, unknown_fields_rest)
     SELECT now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
            %(wcs_event_id)s, %(http_status)s, %(outcome)s, {message}, %(payload)s::jsonb, %(duration_ms)s,
-           %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb
+           %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb,
+           %(unknown_fields_rest)s
     FROM probe AS p
     WHERE {proven}
     LIMIT 1
@@ -1055,10 +1056,70 @@ VALUES (now(), 'job-finish', %(j)s, %(w)s, %(s)s, 'MOVE_FINISHED', '', 409, 'REP
 INSERT_CALLBACK_RECEIPT = """
 INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
                                       wcs_event_id, http_status, outcome, message, payload, duration_ms,
-                                      sequence, tray_code, location, mismatch, unknown_fields)
+                                      sequence, tray_code, location, mismatch, unknown_fields,
+                                      unknown_fields_rest)
 VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
         %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s,
-        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb)
+        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb,
+        %(unknown_fields_rest)s)
+"""
+
+# --- unknown callback fields: the site's labels and their counts (recovery/callback_fields.py) ------
+
+# Serializes the processes registering new labels (a few times in a site's life, until the 50 slots
+# are taken): each sees the others' names and free slots. SHARE ROW EXCLUSIVE conflicts with itself,
+# not with readers.
+LOCK_FIELD_LABELS = """
+LOCK TABLE recovery_callbackfieldlabel IN SHARE ROW EXCLUSIVE MODE
+"""
+
+# Parameters: %(names)s (distinct names, in the order the body had them), %(max_names)s. Each name
+# not yet a label takes the next free slot while there is one (the slots' check constraint is the
+# cap); returns every label, those added included. Under LOCK_FIELD_LABELS no two registrations
+# pick one slot; ON CONFLICT is the guard if one ever did.
+REGISTER_FIELD_LABELS = """
+WITH wanted AS (
+    SELECT w.name,
+           row_number() OVER (ORDER BY w.n) AS k
+    FROM unnest(%(names)s::text[]) WITH ORDINALITY AS w(name, n)
+    WHERE NOT EXISTS (SELECT 1
+                      FROM recovery_callbackfieldlabel AS l
+                      WHERE l.name = w.name)                -- recovery_callbackfieldlabel_name_key
+),
+free AS (
+    SELECT s.slot,
+           row_number() OVER (ORDER BY s.slot) AS k
+    FROM generate_series(1, %(max_names)s) AS s(slot)
+    WHERE NOT EXISTS (SELECT 1
+                      FROM recovery_callbackfieldlabel AS l
+                      WHERE l.slot = s.slot)                -- recovery_callbackfieldlabel_pkey
+),
+added AS (
+    INSERT INTO recovery_callbackfieldlabel (slot, name)
+    SELECT f.slot, w.name
+    FROM wanted AS w
+    JOIN free AS f
+      ON f.k = w.k
+    ON CONFLICT DO NOTHING
+    RETURNING name
+)
+SELECT name
+FROM recovery_callbackfieldlabel
+UNION ALL
+SELECT name
+FROM added
+"""
+
+# Parameters: %(endpoint)s, %(fields)s and %(counts)s (one count per label), %(shards)s. Adds to
+# the session's shard of each label (callback_field_total_key), the rows locked in label order so
+# two callbacks never deadlock; autocommit, so a row is held for this statement only.
+COUNT_UNKNOWN_FIELDS = """
+INSERT INTO recovery_callbackfieldtotal (endpoint, field, shard, total)
+SELECT %(endpoint)s, c.field, pg_backend_pid() %% %(shards)s, c.n
+FROM unnest(%(fields)s::text[], %(counts)s::bigint[]) AS c(field, n)
+ORDER BY c.field
+ON CONFLICT (endpoint, field, shard)                        -- callback_field_total_key
+DO UPDATE SET total = recovery_callbackfieldtotal.total + EXCLUDED.total
 """
 
 # The highest sequence recorded for one job's reports, of either endpoint (callback_receipt_job_idx).

@@ -59,14 +59,18 @@ def test_it_refuses_a_backwards_transition_and_records_it(wms, client):
         409, "REFUSED_CONFLICT", 2, "old-event")
 
 
-def test_it_refuses_a_status_for_a_finished_job(wms, client):
+def test_a_status_for_a_finished_job_is_stale_and_changes_nothing(wms, client):
     created, _ = create(wms, 2)
     job = created.first_job_id
     finish(client, job)
     before = snapshot()
-    resp = status(client, job, 3)
-    assert resp.status_code == 409 and "finished" in resp.json()["message"]
+    resp = status(client, job, 3, event_id="late-1")
+    assert resp.status_code == 200 and resp.json()["outcome"] == "STALE_REPORT", resp.json()
+    assert "finished" in resp.json()["message"]
     assert diff(before, snapshot()) == {}
+    receipt = CallbackReceipt.objects.order_by("-id").first()
+    assert (receipt.http_status, receipt.outcome, receipt.job_status, receipt.wcs_event_id) == (
+        200, "STALE_REPORT", 3, "late-1")
 
 
 def test_it_refuses_a_status_for_a_paused_workflow(wms, client):

@@ -2,7 +2,7 @@
 
 from recovery.callbacks import JobStatusRequest, status_under_lock
 from tests.callback_support import under_lock
-from tests.wcs_helpers import create, rows
+from tests.wcs_helpers import create, finish, rows
 from tests.wms_state import diff, snapshot
 
 
@@ -37,3 +37,18 @@ def test_it_refuses_a_report_for_a_job_that_is_not_the_consistent_current_move(w
     result = under_lock(status_under_lock, _request(job, 2))
     assert (result.http_status, result.outcome) == (409, "REFUSED_CONFLICT")
     assert diff(before, snapshot()) == {}
+
+
+def test_a_report_about_a_finished_job_is_stale_and_one_about_no_job_unknown(wms, client):
+    created, _ = create(wms, 2)
+    job = created.first_job_id
+    assert finish(client, job).status_code == 200
+    before = snapshot()
+    late = under_lock(status_under_lock, _request(job, 3))
+    assert (late.http_status, late.outcome) == (200, "STALE_REPORT")
+    assert diff(before, snapshot()) == {}
+    second = f"TDY-{created.workflow_id}-{created.step_ids[1]}"
+    assert under_lock(status_under_lock, _request(second, 3)).outcome == "ACCEPTED"
+    rows("DELETE FROM mydo_job WHERE job_id = %s", [second])  # a job the WMS no longer has, never archived
+    gone = under_lock(status_under_lock, _request(second, 3))
+    assert (gone.http_status, gone.outcome) == (404, "UNKNOWN_JOB")

@@ -65,7 +65,7 @@ def test_it_drives_jobs_to_the_finish_through_the_real_endpoints(wms, live_serve
     assert OutboundHttpRequest.objects.filter(purpose="simulator-callback", status=200).count() == 6
 
 
-def test_its_faults_never_move_inventory_twice_and_old_events_are_refused(wms, live_server):
+def test_its_faults_never_move_inventory_twice_and_late_reports_are_stale(wms, live_server):
     created, moves = create(wms, 3)
     clock = FakeClock()
     sim = WcsSimulator(console_url=live_server.url, token=TOKEN, seed=7, clock=clock,
@@ -83,7 +83,9 @@ def test_its_faults_never_move_inventory_twice_and_old_events_are_refused(wms, l
         outcomes[(endpoint, outcome)] = outcomes.get((endpoint, outcome), 0) + 1
     assert outcomes[("job-finish", "ACCEPTED")] == 3
     assert outcomes[("job-finish", "DUPLICATE")] == 6  # one duplicate and one re-sent finish per step
-    assert outcomes[("job-status", "REFUSED_CONFLICT")] == 3  # each late "dispatched" after "executing"
+    # Each late "dispatched" arrives after its job finished: stale, not a conflict.
+    assert outcomes[("job-status", "STALE_REPORT")] == 3
+    assert ("job-status", "REFUSED_CONFLICT") not in outcomes
     assert tidy_job_id(wid, created.step_ids[0]) in sim.sent_late
 
 

@@ -8,19 +8,22 @@ and nothing else changes. What a receipt keeps of a refused body is always stora
 
 The reader is tolerant (docs/architecture.md §8 "Tolerant reader"): a top-level field the
 contract does not name is ignored, so a WCS release that adds one does not stop the floor. It
-is left out of the request (and of what the receipt keeps as the body: never evidence), named
-on the receipt as a metric label (console/api/unknown_fields.py) and logged once per name per
-process. A field name that is itself hostile is still refused by the document checks.
+is left out of the request (and of what the receipt keeps as the body: never evidence), counted
+under its label, named on the receipt (console/api/unknown_fields.py) and logged once per name per
+process. A field name that is itself hostile (control characters, line separators, bidi
+controls) is still refused by the document checks, and so is a number no double holds (`1e400`)
+in a known field, naming it.
 """
 
 import re
 from typing import Any
 
-from console.api.unknown_fields import unknown_field_labels
+from console.api.unknown_fields import UnknownFields, unknown_fields_record
 from console.input_checks import (
     BIGINT_MAX,
     MAX_JSON_BODY_BYTES,
     InputRefused,
+    line_or_bidi_character,
     load_json_object,
     printable_excerpt,
     safe_text,
@@ -45,19 +48,26 @@ class BadCallback(Refused):
     """A refused callback request, naming the field at fault; `status` is 400 or 413."""
 
     def __init__(self, field_name: str | None, message: str, *, payload: Any = None, status: int = 400,
-                 unknown_fields: tuple[str, ...] | None = None):
+                 unknown: UnknownFields | None = None):
         super().__init__(message)
         self.field = field_name
         self.message = message
         self.payload = payload
         self.status = status
-        self.unknown_fields = unknown_fields
+        self.unknown = unknown
+
+    def receipt_kw(self) -> dict:
+        """The unknown fields' part of the refused request's receipt."""
+        return self.unknown.receipt_kw() if self.unknown is not None else {}
 
 
 class _Body(dict):
-    """The known fields of a callback body; `unknown` the labels of the fields it left out."""
+    """The known fields of a callback body; `unknown` what the receipt keeps of the fields it left out."""
 
-    unknown: tuple[str, ...] | None = None
+    unknown: UnknownFields | None = None
+
+    def unknown_kw(self) -> dict:
+        return self.unknown.receipt_kw() if self.unknown is not None else {}
 
 
 def _decode(body: bytes, allowed: frozenset[str], endpoint: str) -> _Body:
@@ -72,15 +82,17 @@ def _decode(body: bytes, allowed: frozenset[str], endpoint: str) -> _Body:
         unknown = [name for name in data if name not in allowed]
         for name in unknown:
             del known[name]
-        known.unknown = unknown_field_labels(endpoint, unknown)
+        known.unknown = unknown_fields_record(endpoint, unknown)
     return known
 
 
 def _refuse(data: _Body, field_name: str | None, message: str) -> BadCallback:
-    return BadCallback(field_name, message, payload=dict(data), unknown_fields=data.unknown)
+    return BadCallback(field_name, message, payload=dict(data), unknown=data.unknown)
 
 
-def _text_field(data: dict, name: str, *, required: bool) -> str | None:
+def _text_field(data: dict, name: str, *, required: bool, one_line: bool = False) -> str | None:
+    """A text field; `one_line`: a code that reaches logs and pages as it is (tray_code,
+    location), so line breaks and separators and bidi controls are refused too."""
     value = data.get(name)
     if value is None:
         if required:
@@ -89,9 +101,16 @@ def _text_field(data: dict, name: str, *, required: bool) -> str | None:
             raise _refuse(data, name, f"field '{name}' must be a string; leave it out when there is none")
         return None
     try:
-        return safe_text(value, field=name, max_length=MAX_TEXT)
+        text = safe_text(value, field=name, max_length=MAX_TEXT)
     except InputRefused as exc:
         raise _refuse(data, name, exc.message) from None
+    bad = line_or_bidi_character(text) if one_line else None
+    if bad:
+        refused = _refuse(data, name, f"field '{name}' contains {bad}")
+        # The receipt keeps it escaped: shown anywhere, it breaks no line and reorders nothing.
+        refused.payload[name] = printable_excerpt(text)
+        raise refused
+    return text
 
 
 def _whole(value: Any) -> Any:
@@ -143,10 +162,10 @@ def parse_job_finish(body: bytes) -> JobFinishRequest:
     if stage not in FINISH_STAGES:
         raise _refuse(data, "stage", f"unknown stage {stage[:64]!r}: expected one of {', '.join(FINISH_STAGES)}")
     event_id = _event_id(data)
-    tray_code = _text_field(data, "tray_code", required=False)
-    location = _text_field(data, "location", required=False)
+    tray_code = _text_field(data, "tray_code", required=False, one_line=True)
+    location = _text_field(data, "location", required=False, one_line=True)
     return JobFinishRequest(job_id, stage, event_id, dict(data), tray_code=tray_code, location=location,
-                            sequence=_sequence(data), unknown_fields=data.unknown)
+                            sequence=_sequence(data), **data.unknown_kw())
 
 
 def parse_job_status(body: bytes) -> JobStatusRequest:
@@ -159,5 +178,4 @@ def parse_job_status(body: bytes) -> JobStatusRequest:
         raise _refuse(data, "status", f"field 'status' must be 2 (dispatched) or 3 (executing), "
                                     f"got {str(status)[:40]}")
     event_id = _event_id(data)
-    return JobStatusRequest(job_id, status, event_id, dict(data), sequence=_sequence(data),
-                            unknown_fields=data.unknown)
+    return JobStatusRequest(job_id, status, event_id, dict(data), sequence=_sequence(data), **data.unknown_kw())

@@ -1,61 +1,99 @@
-"""The labels of unknown callback fields (docs/architecture.md §8 "Tolerant reader").
+"""The unknown fields of a callback (docs/architecture.md §8 "Tolerant reader").
 
-A callback's top-level field the contract does not name is ignored; the receipt keeps its name
-as the `field` label of `tidy_callback_unknown_fields_total`, which /metrics sums from the
-receipts (so every worker answers the same). A name is cut to MAX_NAME_LENGTH characters; a
-process names at most MAX_NAMES distinct fields and counts any further one as `other`, so a WCS
-sending a new name in every report cannot grow the metric without bound. Each name is logged
-once per process (the first report that carries it), not on every report.
+A callback's top-level field the contract does not name is ignored. Its name (cut to
+MAX_NAME_LENGTH characters) is counted in `tidy_callback_unknown_fields_total{endpoint, field}`
+when the callback is read: under its own name while the site has fewer than MAX_NAMES labels or
+the name is one of them, else as `other`. The labels are the database's, not a process's
+(recovery/callback_fields.py): recycled workers and other nodes share the same 50. This process
+keeps the labels it has learnt, and once the site has MAX_NAMES of them it never asks again (a
+label is never removed). The receipt keeps each distinct name once, at most MAX_NAMES of them, and
+how many more there were. Each name is logged once per process (the first report that carries it),
+for at most MAX_LOGGED names.
 
 Only a body with unknown fields comes here: the usual report never does.
 """
 
 import logging
 import threading
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db import DatabaseError
+
+from recovery.callback_fields import OTHER, field_labels_register, unknown_fields_count
+from recovery.models import CallbackFieldLabel
 
 log = logging.getLogger("console.api.unknown_fields")
 
 MAX_NAME_LENGTH = 64
-MAX_NAMES = 50
-OTHER = "other"
-# Names beyond MAX_NAMES are still logged once each, up to this many (then no more lines): a
-# bound on this process's memory, whatever the WCS sends.
-MAX_LOGGED_OTHERS = 1000
+MAX_NAMES = CallbackFieldLabel.MAX_NAMES
+# Names are logged once each, up to this many in a process (then no more lines): a bound on this
+# process's memory, whatever the WCS sends.
+MAX_LOGGED = 1050
 
 _lock = threading.Lock()
-_named: set[str] = set()
-_logged_others: set[str] = set()
+_labels: set[str] = set()  # names this process knows to be labels of the site
+_full = False  # the site has MAX_NAMES labels: every other name is `other`, for good
+_logged: set[str] = set()
 
 
-def unknown_field_labels(endpoint: str, names: list[str]) -> tuple[str, ...]:
-    """The label of each of `names` (in order), logging each name the first time this process sees it."""
-    labels = []
+@dataclass(frozen=True)
+class UnknownFields:
+    """What a receipt keeps of a request's unknown fields."""
+
+    names: tuple[str, ...]  # each distinct name once (cut), in the body's order, at most MAX_NAMES
+    rest: int  # how many distinct names beyond those
+
+    def receipt_kw(self) -> dict:
+        return {"unknown_fields": self.names, "unknown_fields_rest": self.rest}
+
+
+def _labels_of(names: list[str]) -> set[str]:
+    """Which of `names` are labels of the site, asking the database only about names this process
+    has not learnt while the site still has free labels."""
+    global _full
+    new = [name for name in names if name not in _labels and name != OTHER]
+    if new and not _full:
+        known = field_labels_register(new[:MAX_NAMES])
+        with _lock:
+            _labels.update(known)
+            _full = len(known) >= MAX_NAMES
+    return _labels
+
+
+def unknown_fields_record(endpoint: str, names: list[str]) -> UnknownFields:
+    """Count the unknown field names of one request (in the order the body had them) and return
+    what its receipt keeps. A database failure here is logged: the request goes on (its receipt
+    still names them), only the counter misses it."""
+    distinct = list(dict.fromkeys(name[:MAX_NAME_LENGTH] for name in names))
+    try:
+        labels = _labels_of(distinct)
+        counts = Counter(name if name in labels else OTHER for name in distinct)
+        unknown_fields_count(endpoint=endpoint, counts=counts)
+    except DatabaseError:
+        log.exception("could not count the unknown fields of a %s callback", endpoint)
+        labels = _labels
+    _log_first_sightings(endpoint, distinct, labels)
+    return UnknownFields(tuple(distinct[:MAX_NAMES]), max(0, len(distinct) - MAX_NAMES))
+
+
+def _log_first_sightings(endpoint: str, names: list[str], labels: set[str]) -> None:
     for name in names:
-        cut = name[:MAX_NAME_LENGTH]
-        if cut in _named:
-            labels.append(cut)
+        if name in _logged:
             continue
         with _lock:
-            if cut in _named:
-                labels.append(cut)
+            if name in _logged or len(_logged) >= MAX_LOGGED:
                 continue
-            if len(_named) < MAX_NAMES:
-                _named.add(cut)
-                label, first = cut, True
-            else:
-                label = OTHER
-                first = cut not in _logged_others and len(_logged_others) < MAX_LOGGED_OTHERS
-                if first:
-                    _logged_others.add(cut)
-        labels.append(label)
-        if first:
-            log.warning("a %s callback carried the unknown field %r: ignored (counted as %r)", endpoint, cut, label,
-                        extra={"endpoint": endpoint, "field": cut, "label": label})
-    return tuple(labels)
+            _logged.add(name)
+        label = name if name in labels else OTHER
+        log.warning("a %s callback carried the unknown field %r: ignored (counted as %r)", endpoint, name, label,
+                    extra={"endpoint": endpoint, "field": name, "label": label})
 
 
 def forget_unknown_fields() -> None:
-    """Start counting names afresh (tests: each starts with a fresh process's view)."""
+    """Start afresh, as a new process does (tests: each starts with an empty database)."""
+    global _full
     with _lock:
-        _named.clear()
-        _logged_others.clear()
+        _labels.clear()
+        _logged.clear()
+        _full = False

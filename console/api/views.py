@@ -76,7 +76,7 @@ def _callback(request, *, endpoint: str, parse, process) -> JsonResponse:
         parsed = parse(_json_body(request))
     except BadCallback as exc:
         bad_request_record(endpoint=endpoint, field_name=exc.field, message=exc.message, payload=exc.payload,
-                           started=started, http_status=exc.status, unknown_fields=exc.unknown_fields)
+                           started=started, http_status=exc.status, **exc.receipt_kw())
         error = {400: "bad_request", 413: "payload_too_large", 415: "unsupported_media_type"}[exc.status]
         return JsonResponse({"error": error, "field": exc.field, "message": exc.message}, status=exc.status)
     result = process(request=parsed)

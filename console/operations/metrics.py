@@ -217,7 +217,7 @@ class ConsoleCollector(Collector):
         yield callbacks
         unknown = CounterMetricFamily("tidy_callback_unknown_fields",
                                       "Top-level fields of WCS callbacks the contract does not name (ignored), per "
-                                      "endpoint and field (cut to 64 characters; 'other' past 50 names a process).",
+                                      "endpoint and field (cut to 64 characters; 'other' past 50 names in all).",
                                       labels=["endpoint", "field"])
         for (endpoint, name), total in sorted(s.callback_unknown_fields.items()):
             unknown.add_metric([endpoint, name], total)

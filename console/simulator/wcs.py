@@ -8,8 +8,9 @@ It plays the WCS side of the integration:
   at a configurable rate, through the journaled `recovery.wcs.http_request`;
 - optionally injects the faults a real WCS link shows (docs/architecture.md §13): an
   acknowledgement dropped (the finish is re-sent later: a duplicate), a callback delivered twice, a status report
-  delivered late (after a newer one: an old event the console must refuse, or with sequences a
-  STALE_REPORT), a stop between steps, a finish naming another tray than the job's;
+  delivered late (after a newer one: an old event the console refuses while its job is active, a
+  STALE_REPORT once the job finished or, with sequences, always), a stop between steps, a finish
+  naming another tray than the job's;
 - optionally reports load identity and order as a WCS may (`identity`): the tray and the space
   it delivered to on each finish, and a sequence per job on every report;
 - optionally keeps creating AUTOMATIC tidy workflows from free trays and empty spaces (not
