@@ -167,13 +167,13 @@ def test_it_refuses_other_methods(transactional_db, client):
 def test_the_metrics_queries_use_their_index(wms, statement, index, priced_out):
     """With sequential scans priced out the planner shows which index serves the query: if the
     index were missing or unusable the plan would still scan the table."""
-    from console import console_sql
+    from console.operations import sql as operations_sql
 
     with connection.cursor() as cursor:
         for setting in priced_out:
             cursor.execute(f"SET {setting} = off")
         try:
-            cursor.execute("EXPLAIN " + getattr(console_sql, statement), {"stalled_after_minutes": 15})
+            cursor.execute("EXPLAIN " + getattr(operations_sql, statement), {"stalled_after_minutes": 15})
             plan = "\n".join(r[0] for r in cursor.fetchall())
         finally:
             cursor.execute("RESET ALL")

@@ -380,7 +380,8 @@ REASON_CODE_LABELS: dict[str, Text] = {c.code: c.label for c in REASON_CODES}
 
 def resolving_actions() -> list[str]:
     """The codes of the actions that end a pause when applied (the observe-mode agreement's
-    `repaired`, the analytics' time to resolve: console_sql's %(resolving_actions)s)."""
+    `repaired`, the analytics' time to resolve: the %(resolving_actions)s of console/operations/sql.py
+    and console/analytics/sql.py)."""
     return [s.code for s in SPECS if s.resolves_pause]
 
 

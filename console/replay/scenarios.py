@@ -13,9 +13,9 @@ from django.db import connection
 from django_q.models import Schedule
 
 from console import repair
-from console.console_sql import AUDIT_TABLE_EXISTS
 from console.models import RepairAudit
 from console.operations.observe import observed_page
+from console.readers.sql import APPEND_ONLY_TABLE_EXISTS
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
@@ -670,7 +670,7 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
 
 def _repair_unavailable() -> str | None:
     with connection.cursor() as cursor:
-        cursor.execute(AUDIT_TABLE_EXISTS)
+        cursor.execute(APPEND_ONLY_TABLE_EXISTS, {"table": "console_repairaudit"})
         if not cursor.fetchone()[0]:
             return "the repair audit table is not migrated"
     return None
