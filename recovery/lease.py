@@ -12,7 +12,7 @@ import psycopg
 from django.conf import settings
 from django.db import connection
 
-from recovery import wms_sql
+from recovery import lease_sql
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class Lease:
             return False
         try:
             row = self._conn.execute(
-wms_sql.LEASE_HELD, {"key": self.key}).fetchone()
+lease_sql.LEASE_HELD, {"key": self.key}).fetchone()
         except psycopg.Error:
             return False
         return bool(row and row[0])
@@ -89,7 +89,7 @@ def try_lease(key: int = RUNNER_LEASE_KEY):
     """Yield a Lease; `lease.acquired` is False when another session holds it."""
     conn = _connect()
     try:
-        acquired = conn.execute(wms_sql.LEASE_TRY, {"key": key}).fetchone()[0]
+        acquired = conn.execute(lease_sql.LEASE_TRY, {"key": key}).fetchone()[0]
         yield Lease(conn, key, acquired)
     finally:
         conn.close()  # ending the session releases the lock
@@ -100,7 +100,7 @@ def wait_lease(key: int):
     """Block until the lease is ours (used for the short start-up check)."""
     conn = _connect()
     try:
-        conn.execute(wms_sql.LEASE_WAIT, {"key": key})
+        conn.execute(lease_sql.LEASE_WAIT, {"key": key})
         yield Lease(conn, key, True)
     finally:
         conn.close()
@@ -126,10 +126,10 @@ class ShardLeases:
         return self._conn.execute(sql, params).fetchone()[0]
 
     def rebalance(self) -> None:
-        runners = max(1, self._one(wms_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}))
+        runners = max(1, self._one(lease_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}))
         share = -(-self.shard_count // runners)
         for shard in sorted(self.held, reverse=True)[: max(0, len(self.held) - share)]:
-            self._one(wms_sql.LEASE_RELEASE, {"key": shard_lease_key(shard)})
+            self._one(lease_sql.LEASE_RELEASE, {"key": shard_lease_key(shard)})
             self.held.discard(shard)
             log.info("recovery runner: gave shard %s back (%s runners share %s shards)", shard, runners,
                      self.shard_count)
@@ -140,18 +140,18 @@ class ShardLeases:
             if len(self.held) >= share:
                 break
             shard = (start + offset) % self.shard_count
-            if shard not in self.held and self._one(wms_sql.LEASE_TRY, {"key": shard_lease_key(shard)}):
+            if shard not in self.held and self._one(lease_sql.LEASE_TRY, {"key": shard_lease_key(shard)}):
                 self.held.add(shard)
 
     def successor_waiting(self) -> bool:
         """Whether another live runner holds no shard: the schedule's next runner, standing by
         for this one to hand over."""
         keys = [shard_lease_key(shard) for shard in range(self.shard_count)]
-        return self._one(wms_sql.LEASE_RUNNERS_WAITING, {"presence_key": RUNNER_PRESENCE_KEY, "shard_keys": keys}) > 0
+        return self._one(lease_sql.LEASE_RUNNERS_WAITING, {"presence_key": RUNNER_PRESENCE_KEY, "shard_keys": keys}) > 0
 
     def held_by_runner(self, shard: int = 0) -> bool:
         """Whether a live runner holds the shard's lease (and so will hand it over in turn)."""
-        return self._one(wms_sql.LEASE_HELD_BY_RUNNER,
+        return self._one(lease_sql.LEASE_HELD_BY_RUNNER,
                          {"lease_key": shard_lease_key(shard), "presence_key": RUNNER_PRESENCE_KEY})
 
     def connection_lost(self) -> bool:
@@ -163,7 +163,7 @@ class ShardLeases:
         """The shards still held (all of them are lost together when the connection dies)."""
         try:
             held = {shard for shard in self.held
-                    if self._one(wms_sql.LEASE_HELD, {"key": shard_lease_key(shard)})}
+                    if self._one(lease_sql.LEASE_HELD, {"key": shard_lease_key(shard)})}
         except psycopg.Error:
             held = set()
         self.held = held
@@ -174,7 +174,7 @@ def live_runners() -> int:
     """How many recovery runners are live now, on any cluster (each holds the presence key)."""
     conn = _connect()
     try:
-        return conn.execute(wms_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}).fetchone()[0]
+        return conn.execute(lease_sql.LEASE_SHARED_HOLDERS, {"key": RUNNER_PRESENCE_KEY}).fetchone()[0]
     finally:
         conn.close()
 
@@ -185,7 +185,7 @@ def shard_leases(shard_count: int):
     connection releases every lease it holds."""
     conn = _connect()
     try:
-        conn.execute(wms_sql.LEASE_SHARED, {"key": RUNNER_PRESENCE_KEY})
+        conn.execute(lease_sql.LEASE_SHARED, {"key": RUNNER_PRESENCE_KEY})
         yield ShardLeases(conn, shard_count)
     finally:
         conn.close()

@@ -16,7 +16,7 @@ import time
 
 from django.db import DatabaseError, connection
 
-from recovery import wms_sql
+from recovery import lease_sql
 from recovery.cycle import worker_name
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ def beat(*, cluster: str, shards, shard_count: int) -> bool:
     try:
         with connection.cursor() as cursor:
             # The worker named as its cycles name it (RecoveryCycle.worker), so the pages show one name.
-            cursor.execute(wms_sql.PROCESS_BEAT, {
+            cursor.execute(lease_sql.PROCESS_BEAT, {
                 "worker": worker_name(), "cluster": cluster, "host": host, "cluster_pid": cluster_pid,
                 "shards": json.dumps(sorted(shards)), "shard_count": shard_count})
         return True
@@ -44,7 +44,7 @@ def beat(*, cluster: str, shards, shard_count: int) -> bool:
 
 def forget_old() -> None:
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.PROCESS_FORGET)
+        cursor.execute(lease_sql.PROCESS_FORGET)
 
 
 class Heartbeat:

@@ -2,7 +2,7 @@
 
 The demo (`wms_demo`), the tests, the benchmark and the replay all build their warehouses
 here, so "a workflow whose job is missing" means the same rows everywhere. Everything is
-written with named SQL (recovery/wms_sql.py, BUILDER_*) and explicit values, as the WMS itself would have left it.
+written with named SQL (recovery/demo_sql.py, BUILDER_*) and explicit values, as the WMS itself would have left it.
 
 `CASES` names the kinds of workflow it writes and the decision-table rule each one hits; the
 demo loads every kind, and tests/test_rule_registry.py checks that every rule has one.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from recovery import wms_sql
+from recovery import demo_sql
 from recovery.decisions import SPEC_BY_RULE, Rule
 from recovery.models import tidy_job_id
 
@@ -91,12 +91,12 @@ class WarehouseBuilder:
 
     def add_space(self, tray_code: str | None = None) -> str:
         space = self.space_id()
-        self._x(wms_sql.BUILDER_INSERT_SPACE, {"s": space, "t": tray_code})
+        self._x(demo_sql.BUILDER_INSERT_SPACE, {"s": space, "t": tray_code})
         return space
 
     def add_stock(self, tray_code: str, space: str | None, sku_count: int = 3) -> None:
         for i in range(sku_count):
-            self._x(wms_sql.BUILDER_INSERT_STOCK,
+            self._x(demo_sql.BUILDER_INSERT_STOCK,
                     {"t": tray_code, "s": space, "k": next(self._sku), "q": 5 + 7 * i})
 
     def stocked_tray(self, sku_count: int = 3) -> tuple[str, str]:
@@ -112,27 +112,27 @@ class WarehouseBuilder:
 
     def put_tray_at_target(self, move: Move) -> None:
         """The physical effect of a finished move, as alg.usp_complete_move_job leaves it."""
-        self._x(wms_sql.BUILDER_BOOK_TRAY_STOCK, {"t": move.target, "tray": move.tray_code})
-        self._x(wms_sql.BUILDER_EMPTY_SPACE, {"s": move.source})
-        self._x(wms_sql.BUILDER_PUT_TRAY, {"t": move.target, "tray": move.tray_code})
+        self._x(demo_sql.BUILDER_BOOK_TRAY_STOCK, {"t": move.target, "tray": move.tray_code})
+        self._x(demo_sql.BUILDER_EMPTY_SPACE, {"s": move.source})
+        self._x(demo_sql.BUILDER_PUT_TRAY, {"t": move.target, "tray": move.tray_code})
 
     def workflow(self, *, moves: list[Move], step_statuses: list[str], status: str = "ACTIVE",
                  origin: str = "AUTOMATIC", pause_reason: str | None = None, lock: bool = True,
                  age_minutes: int = 0) -> Built:
         (wid,), = self._x(
-            wms_sql.BUILDER_INSERT_WORKFLOW,
+            demo_sql.BUILDER_INSERT_WORKFLOW,
             {"o": origin, "st": status, "r": pause_reason, "age": age_minutes})
         built = Built(kind="", workflow_id=wid, moves=list(moves))
         for no, (mv, st) in enumerate(zip(moves, step_statuses, strict=True), start=1):
             (sid,), = self._x(
-                wms_sql.BUILDER_INSERT_STEP,
+                demo_sql.BUILDER_INSERT_STEP,
                 {"w": wid, "n": no, "t": mv.tray_code, "s": mv.source, "g": mv.target, "st": st,
                  "r": pause_reason if st == "PAUSED_RECOVERY" else None})
             built.step_ids.append(sid)
         if lock:
             spaces = sorted({s for mv in moves for s in (mv.source, mv.target)})
             for space in spaces:
-                self._x(wms_sql.BUILDER_INSERT_SPACE_LOCK, {"w": wid, "s": space})
+                self._x(demo_sql.BUILDER_INSERT_SPACE_LOCK, {"w": wid, "s": space})
         return built
 
     def job(self, built: Built, step_index: int, *, status: int = 2, finished: bool = False,
@@ -143,14 +143,14 @@ class WarehouseBuilder:
         params = {"j": job_id, "io": in_or_out, "st": status, "t": tray_code or mv.tray_code,
                   "s": source or mv.source, "g": target or mv.target}
         if finished:
-            self._x(wms_sql.BUILDER_INSERT_FINISHED_JOB, params)
+            self._x(demo_sql.BUILDER_INSERT_FINISHED_JOB, params)
         else:
-            self._x(wms_sql.BUILDER_INSERT_ACTIVE_JOB, params)
+            self._x(demo_sql.BUILDER_INSERT_ACTIVE_JOB, params)
         return job_id
 
     def event(self, built: Built, step_index: int, stage: str = "MOVE_FINISHED") -> None:
         job_id = tidy_job_id(built.workflow_id, built.step_ids[step_index])
-        self._x(wms_sql.BUILDER_INSERT_EVENT,
+        self._x(demo_sql.BUILDER_INSERT_EVENT,
                 {"w": built.workflow_id, "s": built.step_ids[step_index], "j": job_id, "st": stage})
 
     # --- the cases (CASES) -----------------------------------------------------------------------
@@ -210,7 +210,7 @@ class WarehouseBuilder:
     def wcs_report_mismatch(self, built: Built, step_index: int, *, tray_code: str) -> None:
         """The receipt of a job-finish that named `tray_code` instead of the step's tray."""
         move = built.moves[step_index]
-        self._x(wms_sql.BUILDER_WCS_REPORT_MISMATCH, {
+        self._x(demo_sql.BUILDER_WCS_REPORT_MISMATCH, {
             "w": built.workflow_id, "s": built.step_ids[step_index],
             "j": tidy_job_id(built.workflow_id, built.step_ids[step_index]), "tray": tray_code,
             "location": move.target, "expected_tray": move.tray_code})
@@ -301,7 +301,7 @@ class BulkSeeder:
             return range(lo, lo)
         self.next_id = hi + 1
         with connection.cursor() as cursor:
-            for statement in wms_sql.bulk_seed_statements():
+            for statement in demo_sql.bulk_seed_statements():
                 cursor.execute(statement, {"lo": lo, "hi": hi, "kind": kind})
         return range(lo, hi + 1)
 
@@ -315,4 +315,4 @@ class BulkSeeder:
 
 def truncate_wms_tables() -> None:
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.TRUNCATE_WMS_TABLES)
+        cursor.execute(demo_sql.TRUNCATE_WMS_TABLES)

@@ -3,6 +3,10 @@
 Long queries live in `recovery/sql/*.sql`; the short mutations are here, one clause per line,
 with `%(name)s` parameters (never formatted values). Each mutation is conditional on the state
 its caller read, so a stale writer changes nothing (docs/architecture.md §6); callers check the row count.
+
+Only what recovery runs against the WMS (and the journals it writes beside it) lives here: the
+leases' and heartbeats' statements are in recovery/lease_sql.py, the demo's and the warehouse
+builder's in recovery/demo_sql.py, the stand-in WCS's in console/simulator/sql.py.
 """
 
 from functools import cache
@@ -56,6 +60,12 @@ SELECT set_config('jit', 'off', true),
        set_config('work_mem', '32MB', true)
 """
 
+# Session-wide, once per connection (recovery.prepared): only statements it prepares are
+# affected, and they keep one generic plan instead of being planned on every call.
+SET_GENERIC_PLANS = """
+SET plan_cache_mode = force_generic_plan
+"""
+
 
 @cache
 def _evidence_projection() -> str:
@@ -103,6 +113,7 @@ FROM alg.tidy_workflow
 WHERE workflow_id = %(workflow_id)s
 FOR UPDATE
 """
+
 
 # --- advancement (callback and RECOVERY_FINISHED share it) ----------------------------------
 
@@ -217,6 +228,7 @@ SELECT (SELECT step_id FROM next_step)  AS next_step_id,
        (SELECT count(*) FROM released)  AS locks_released,
        (SELECT count(*) FROM next_job)  AS jobs_created
 """
+
 
 # --- pause (locks are kept) ------------------------------------------------------------------
 
@@ -508,6 +520,67 @@ WHERE w.workflow_id = %(workflow_id)s
 ORDER BY s.step_no
 """
 
+# The console's receipt of a WCS callback (recovery_callbackreceipt, a Django model): written
+# with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
+INSERT_CALLBACK_RECEIPT = """
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
+                                      wcs_event_id, http_status, outcome, message, payload, duration_ms,
+                                      sequence, tray_code, location, mismatch, unknown_fields,
+                                      unknown_fields_rest)
+VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
+        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s,
+        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb,
+        %(unknown_fields_rest)s)
+"""
+
+# The highest sequence recorded for one job's reports, of either endpoint (callback_receipt_job_idx).
+# A report that changed nothing because the server could not process it (UNAVAILABLE: the WCS
+# retries it) or could not read it does not count.
+JOB_HIGHEST_SEQUENCE = """
+SELECT max(sequence)
+FROM recovery_callbackreceipt
+WHERE job_id = %(job_id)s                                   -- callback_receipt_job_idx
+  AND sequence IS NOT NULL
+  AND outcome NOT IN ('UNAVAILABLE', 'BAD_REQUEST')
+"""
+
+# The receipt and the workflow's resulting state (the callback's answer) in one round trip.
+# The data-modifying CTE runs whether or not the SELECT reads it; the SELECT sees every earlier
+# write of the transaction.
+INSERT_CALLBACK_RECEIPT_RETURNING_STATE = f"""
+WITH receipt AS (
+{INSERT_CALLBACK_RECEIPT.strip()}
+RETURNING id
+)
+{WORKFLOW_STATE.strip()}
+"""
+
+# A request refused at authentication (401) is counted, not kept: the newest UNAUTHORIZED
+# receipt of the endpoint in the current minute is bumped, or one is started. At most a row per
+# endpoint and minute (two at once only when two first requests of a minute race), whatever the
+# flood. Index callback_receipt_time_idx finds the minute's rows.
+COUNT_UNAUTHORIZED_CALLBACK = """
+WITH bumped AS (
+    UPDATE recovery_callbackreceipt
+    SET request_count = request_count + 1,
+        remote_addr = %(remote_addr)s
+    WHERE id = (
+        SELECT r.id
+        FROM recovery_callbackreceipt AS r
+        WHERE r.received_at >= date_trunc('minute', now())
+          AND r.outcome = 'UNAUTHORIZED'
+          AND r.endpoint = %(endpoint)s
+        ORDER BY r.received_at DESC, r.id DESC
+        LIMIT 1
+    )
+    RETURNING id
+)
+INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, stage, wcs_event_id, http_status, outcome,
+                                      message, remote_addr, request_count)
+SELECT now(), %(endpoint)s, '', '', '', 401, 'UNAUTHORIZED', %(message)s, %(remote_addr)s, 1
+WHERE NOT EXISTS (SELECT 1 FROM bumped)
+"""
+
 INSERT_WORKFLOW = """
 INSERT INTO alg.tidy_workflow (origin, status)
 VALUES (%(origin)s, 'ACTIVE')
@@ -627,8 +700,67 @@ WHERE b.tray_code = ANY (%(trays)s::text[])             -- bas_stock_tray_code_i
 GROUP BY b.tray_code
 """
 
-# --- operator repairs (recovery/transaction/repair.py) ------------------------------------
 
+# --- unknown callback fields: the site's labels and their counts (recovery/callback_fields.py) ------
+
+# Serializes the processes registering new labels (a few times in a site's life, until the 50 slots
+# are taken): each sees the others' names and free slots. SHARE ROW EXCLUSIVE conflicts with itself,
+# not with readers.
+LOCK_FIELD_LABELS = """
+LOCK TABLE recovery_callbackfieldlabel IN SHARE ROW EXCLUSIVE MODE
+"""
+
+# Parameters: %(names)s (distinct names, in the order the body had them), %(max_names)s. Each name
+# not yet a label takes the next free slot while there is one (the slots' check constraint is the
+# cap); returns every label, those added included. Under LOCK_FIELD_LABELS no two registrations
+# pick one slot; ON CONFLICT is the guard if one ever did.
+REGISTER_FIELD_LABELS = """
+WITH wanted AS (
+    SELECT w.name,
+           row_number() OVER (ORDER BY w.n) AS k
+    FROM unnest(%(names)s::text[]) WITH ORDINALITY AS w(name, n)
+    WHERE NOT EXISTS (SELECT 1
+                      FROM recovery_callbackfieldlabel AS l
+                      WHERE l.name = w.name)                -- recovery_callbackfieldlabel_name_key
+),
+free AS (
+    SELECT s.slot,
+           row_number() OVER (ORDER BY s.slot) AS k
+    FROM generate_series(1, %(max_names)s) AS s(slot)
+    WHERE NOT EXISTS (SELECT 1
+                      FROM recovery_callbackfieldlabel AS l
+                      WHERE l.slot = s.slot)                -- recovery_callbackfieldlabel_pkey
+),
+added AS (
+    INSERT INTO recovery_callbackfieldlabel (slot, name)
+    SELECT f.slot, w.name
+    FROM wanted AS w
+    JOIN free AS f
+      ON f.k = w.k
+    ON CONFLICT DO NOTHING
+    RETURNING name
+)
+SELECT name
+FROM recovery_callbackfieldlabel
+UNION ALL
+SELECT name
+FROM added
+"""
+
+# Parameters: %(endpoint)s, %(fields)s and %(counts)s (one count per label), %(shards)s. Adds to
+# the session's shard of each label (callback_field_total_key), the rows locked in label order so
+# two callbacks never deadlock; autocommit, so a row is held for this statement only.
+COUNT_UNKNOWN_FIELDS = """
+INSERT INTO recovery_callbackfieldtotal (endpoint, field, shard, total)
+SELECT %(endpoint)s, c.field, pg_backend_pid() %% %(shards)s, c.n
+FROM unnest(%(fields)s::text[], %(counts)s::bigint[]) AS c(field, n)
+ORDER BY c.field
+ON CONFLICT (endpoint, field, shard)                        -- callback_field_total_key
+DO UPDATE SET total = recovery_callbackfieldtotal.total + EXCLUDED.total
+"""
+
+
+# --- operator repairs (recovery/transaction/repair.py) ------------------------------------
 
 # All steps of a workflow, for the repair context and the row snapshot.
 WORKFLOW_STEPS = """
@@ -775,109 +907,8 @@ REPAIR_SNAPSHOT = {
                         "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
 }
 
-# --- process heartbeats (recovery/processes.py) ------------------------------------------------
 
-# One worker process says it is alive and which shards it holds. Its first beat sets started_at;
-# later ones move last_seen_at and the shards. Keyed by the worker: two runners of one cluster
-# (a handover) each keep their own row.
-PROCESS_BEAT = """
-INSERT INTO recovery_processheartbeat (worker, cluster, host, cluster_pid, started_at, last_seen_at, shards,
-                                       shard_count)
-VALUES (%(worker)s, %(cluster)s, %(host)s, %(cluster_pid)s, now(), now(), %(shards)s::jsonb, %(shard_count)s)
-ON CONFLICT (worker) DO UPDATE
-SET last_seen_at = now(),
-    shards = excluded.shards,
-    shard_count = excluded.shard_count
-"""
-
-# Rows of processes not seen for a day: long gone (a process's pid is not reused in its row's lifetime
-# that matters; the page shows ten minutes). Relies on recovery_heartbeat_seen_idx.
-PROCESS_FORGET = """
-DELETE FROM recovery_processheartbeat
-WHERE last_seen_at < now() - interval '1 day'
-"""
-
-# --- leases: session advisory locks of the recovery runner (recovery/lease.py) ---------------
-# An advisory lock belongs to one database, but pg_locks shows every database of the server: each
-# read below keeps to this database's rows (`database`, the current database's oid), so the runners
-# of another deployment on the same server (or a parallel test run's) are never counted as ours.
-
-LEASE_TRY = "SELECT pg_try_advisory_lock(%(key)s)"
-
-LEASE_WAIT = "SELECT pg_advisory_lock(%(key)s)"
-
-LEASE_RELEASE = "SELECT pg_advisory_unlock(%(key)s)"
-
-# The presence key every live runner holds in shared mode (never blocks another holder).
-LEASE_SHARED = "SELECT pg_advisory_lock_shared(%(key)s)"
-
-# Live runners (holders of the presence key) that hold no shard lease: runners standing by, e.g.
-# the schedule's next runner waiting for this one to hand over (docs/architecture.md §7).
-LEASE_RUNNERS_WAITING = """
-SELECT count(*)
-FROM pg_locks AS p
-WHERE p.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND p.locktype = 'advisory'
-  AND p.classid = 0
-  AND p.objid::bigint = %(presence_key)s
-  AND p.objsubid = 1
-  AND p.mode = 'ShareLock'
-  AND p.granted
-  AND NOT EXISTS (
-      SELECT 1
-      FROM pg_locks AS s
-      WHERE s.pid = p.pid
-        AND s.database = p.database
-        AND s.locktype = 'advisory'
-        AND s.classid = 0
-        AND s.objid::bigint = ANY (%(shard_keys)s::bigint[])
-        AND s.objsubid = 1
-        AND s.mode = 'ExclusiveLock'
-        AND s.granted
-  )
-"""
-
-# Whether the lease %(lease_key)s is held by a live runner (a session that also holds the
-# presence key), rather than by anything else.
-LEASE_HELD_BY_RUNNER = """
-SELECT EXISTS (
-    SELECT 1
-    FROM pg_locks AS l
-    JOIN pg_locks AS p ON p.pid = l.pid
-    WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND l.locktype = 'advisory' AND l.classid = 0 AND l.objid::bigint = %(lease_key)s
-      AND l.objsubid = 1 AND l.mode = 'ExclusiveLock' AND l.granted
-      AND p.database = l.database
-      AND p.locktype = 'advisory' AND p.classid = 0 AND p.objid::bigint = %(presence_key)s
-      AND p.objsubid = 1 AND p.mode = 'ShareLock' AND p.granted
-)
-"""
-
-# How many sessions hold the presence key: the live runners, this one included.
-LEASE_SHARED_HOLDERS = """
-SELECT count(*)
-FROM pg_locks
-WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND locktype = 'advisory'
-  AND classid = 0
-  AND objid = %(key)s
-  AND objsubid = 1
-  AND mode = 'ShareLock'
-  AND granted
-"""
-
-# Whether this session still holds the lease (a reconnect would silently have dropped it).
-LEASE_HELD = """
-SELECT count(*)
-FROM pg_locks
-WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND locktype = 'advisory'
-  AND pid = pg_backend_pid()
-  AND objid = %(key)s
-  AND granted
-"""
-
-# --- the WMS schema's shape (recovery/schema.py) and the demo warehouse -------------------------
+# --- the WMS schema's shape (recovery/schema.py) and its tables -----------------------------------
 
 TABLE_COLUMNS = """
 SELECT column_name,
@@ -889,311 +920,9 @@ WHERE table_schema = %(schema)s
 
 PROCEDURE_EXISTS = "SELECT to_regprocedure(%(sig)s) IS NOT NULL"
 
-COUNT_WORKFLOWS = "SELECT count(*) FROM alg.tidy_workflow"
 
-DEMO_WAREHOUSE_SIZE = """
-SELECT (SELECT count(*) FROM bas_cargo_space),
-       (SELECT count(DISTINCT tray_code) FROM bas_stock),
-       (SELECT count(*) FROM bas_stock)
-"""
-
-# --- the warehouse builder (recovery/warehouse.py: demo, tests, benchmarks, replay) ------------
-
-BUILDER_INSERT_SPACE = """
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
-VALUES (%(s)s, %(t)s)
-"""
-
-BUILDER_INSERT_STOCK = """
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
-VALUES (%(t)s, %(s)s, %(k)s, %(q)s)
-"""
-
-BUILDER_BOOK_TRAY_STOCK = """
-UPDATE bas_stock
-SET cargo_space_id = %(t)s
-WHERE tray_code = %(tray)s
-"""
-
-BUILDER_EMPTY_SPACE = """
-UPDATE bas_cargo_space
-SET tray_code = NULL
-WHERE cargo_space_id = %(s)s
-"""
-
-BUILDER_PUT_TRAY = """
-UPDATE bas_cargo_space
-SET tray_code = %(tray)s
-WHERE cargo_space_id = %(t)s
-"""
-
-BUILDER_INSERT_WORKFLOW = """
-INSERT INTO alg.tidy_workflow (origin, status, pause_reason, created_at, updated_at, completed_at)
-VALUES (%(o)s, %(st)s, %(r)s,
-        now() - make_interval(mins => %(age)s),
-        now() - make_interval(mins => %(age)s),
-        CASE WHEN %(st)s = 'COMPLETED' THEN now() END)
-RETURNING workflow_id
-"""
-
-BUILDER_INSERT_STEP = """
-INSERT INTO alg.tidy_step (workflow_id, step_no, tray_code, cargo_space_id, target_cargo_space_id,
-                           status, pause_reason, completed_at)
-VALUES (%(w)s, %(n)s, %(t)s, %(s)s, %(g)s, %(st)s, %(r)s, CASE WHEN %(st)s = 'COMPLETED' THEN now() END)
-RETURNING step_id
-"""
-
-BUILDER_INSERT_SPACE_LOCK = """
-INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
-VALUES (%(w)s, %(s)s)
-"""
-
-BUILDER_INSERT_FINISHED_JOB = """
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
-VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
-"""
-
-BUILDER_INSERT_ACTIVE_JOB = """
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
-VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
-"""
-
-BUILDER_INSERT_EVENT = """
-INSERT INTO alg.tidy_callback_event (workflow_id, step_id, job_id, stage)
-VALUES (%(w)s, %(s)s, %(j)s, %(st)s)
-"""
-
-# The bulk seed of the benchmarks and the scale tests (recovery/sql/bulk_seed.sql), statement by statement.
-def bulk_seed_statements() -> list[str]:
-    return [part for part in sql_file("bulk_seed.sql").split(";\n") if part.strip()]
-
-
+# The WMS tables, children first: what the demo empties, the replay backs up and restores.
 WMS_TABLES = (
     "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",
     "mydo_job", "mydo_job_finish", "bas_stock", "bas_cargo_space",
 )
-
-TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCADE"
-
-# --- the WCS simulator's reads ---------------------------------------------------------------
-
-# Active tidy jobs of ACTIVE workflows whose step is DISPATCHED: what a WCS would be executing.
-SIMULATOR_ACTIVE_JOBS = """
-SELECT j.job_id,
-       j.status,
-       s.workflow_id,
-       j.tray_code,
-       j.target_cargo_space_id
-FROM mydo_job AS j
-JOIN alg.tidy_step AS s
-    ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
-JOIN alg.tidy_workflow AS w
-    ON w.workflow_id = s.workflow_id
-WHERE j.in_or_out = 28
-  AND j.job_id LIKE 'TDY-%%'
-  AND w.status = 'ACTIVE'
-  AND s.status = 'DISPATCHED'
-ORDER BY j.created_at, j.job_id
-LIMIT %(limit)s
-"""
-
-COUNT_ACTIVE_WORKFLOWS = """
-SELECT count(*) FROM alg.tidy_workflow WHERE status = 'ACTIVE'
-"""
-
-# A tray that may be tidied: its space holds it, every stock row is there, no tidy lock on the
-# space, no active job for the tray and no open tidy workflow moving it (creation refuses those).
-SIMULATOR_FREE_TRAYS = """
-SELECT c.cargo_space_id,
-       c.tray_code
-FROM bas_cargo_space AS c
-WHERE c.tray_code IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
-  AND NOT EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.tray_code = c.tray_code)
-  AND NOT EXISTS (SELECT 1
-                  FROM alg.tidy_workflow AS w
-                  JOIN alg.tidy_step AS s
-                      ON s.workflow_id = w.workflow_id
-                  WHERE w.status IN ('ACTIVE', 'PAUSED_RECOVERY')
-                    AND s.tray_code = c.tray_code)
-  AND EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.tray_code = c.tray_code)
-  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b
-                  WHERE b.tray_code = c.tray_code
-                    AND b.cargo_space_id IS DISTINCT FROM c.cargo_space_id)
-ORDER BY random()
-LIMIT %(limit)s
-"""
-
-SIMULATOR_FREE_SPACES = """
-SELECT c.cargo_space_id
-FROM bas_cargo_space AS c
-WHERE c.tray_code IS NULL
-  AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
-  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.cargo_space_id = c.cargo_space_id)
-ORDER BY random()
-LIMIT %(limit)s
-"""
-
-# The demo's receipt of a job-finish that named another tray (%(tray)s) than the step's: what the
-# callback writes for a REPORT_MISMATCH (recovery.callbacks.finish_report_mismatch).
-BUILDER_WCS_REPORT_MISMATCH = """
-INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, wcs_event_id,
-                                      http_status, outcome, message, payload, duration_ms, tray_code, location,
-                                      mismatch)
-VALUES (now(), 'job-finish', %(j)s, %(w)s, %(s)s, 'MOVE_FINISHED', '', 409, 'REPORT_MISMATCH',
-        'job ' || %(j)s || ' reported tray ' || %(tray)s || ' (expected ' || %(expected_tray)s || '): nothing moved',
-        jsonb_build_object('job_id', %(j)s, 'stage', 'MOVE_FINISHED', 'tray_code', %(tray)s::text,
-                           'location', %(location)s::text),
-        1.0, %(tray)s, %(location)s,
-        jsonb_build_object('expected', jsonb_build_object('tray_code', %(expected_tray)s::text,
-                                                          'location', %(location)s::text),
-                           'reported', jsonb_build_object('tray_code', %(tray)s::text,
-                                                          'location', %(location)s::text)))
-"""
-
-# The console's receipt of a WCS callback (recovery_callbackreceipt, a Django model): written
-# with the callback's own transaction on the hot path, so plain SQL rather than the ORM.
-INSERT_CALLBACK_RECEIPT = """
-INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, workflow_id, step_id, stage, job_status,
-                                      wcs_event_id, http_status, outcome, message, payload, duration_ms,
-                                      sequence, tray_code, location, mismatch, unknown_fields,
-                                      unknown_fields_rest)
-VALUES (now(), %(endpoint)s, %(job_id)s, %(workflow_id)s, %(step_id)s, %(stage)s, %(job_status)s,
-        %(wcs_event_id)s, %(http_status)s, %(outcome)s, %(message)s, %(payload)s::jsonb, %(duration_ms)s,
-        %(sequence)s, %(tray_code)s, %(location)s, %(mismatch)s::jsonb, %(unknown_fields)s::jsonb,
-        %(unknown_fields_rest)s)
-"""
-
-# --- unknown callback fields: the site's labels and their counts (recovery/callback_fields.py) ------
-
-# Serializes the processes registering new labels (a few times in a site's life, until the 50 slots
-# are taken): each sees the others' names and free slots. SHARE ROW EXCLUSIVE conflicts with itself,
-# not with readers.
-LOCK_FIELD_LABELS = """
-LOCK TABLE recovery_callbackfieldlabel IN SHARE ROW EXCLUSIVE MODE
-"""
-
-# Parameters: %(names)s (distinct names, in the order the body had them), %(max_names)s. Each name
-# not yet a label takes the next free slot while there is one (the slots' check constraint is the
-# cap); returns every label, those added included. Under LOCK_FIELD_LABELS no two registrations
-# pick one slot; ON CONFLICT is the guard if one ever did.
-REGISTER_FIELD_LABELS = """
-WITH wanted AS (
-    SELECT w.name,
-           row_number() OVER (ORDER BY w.n) AS k
-    FROM unnest(%(names)s::text[]) WITH ORDINALITY AS w(name, n)
-    WHERE NOT EXISTS (SELECT 1
-                      FROM recovery_callbackfieldlabel AS l
-                      WHERE l.name = w.name)                -- recovery_callbackfieldlabel_name_key
-),
-free AS (
-    SELECT s.slot,
-           row_number() OVER (ORDER BY s.slot) AS k
-    FROM generate_series(1, %(max_names)s) AS s(slot)
-    WHERE NOT EXISTS (SELECT 1
-                      FROM recovery_callbackfieldlabel AS l
-                      WHERE l.slot = s.slot)                -- recovery_callbackfieldlabel_pkey
-),
-added AS (
-    INSERT INTO recovery_callbackfieldlabel (slot, name)
-    SELECT f.slot, w.name
-    FROM wanted AS w
-    JOIN free AS f
-      ON f.k = w.k
-    ON CONFLICT DO NOTHING
-    RETURNING name
-)
-SELECT name
-FROM recovery_callbackfieldlabel
-UNION ALL
-SELECT name
-FROM added
-"""
-
-# Parameters: %(endpoint)s, %(fields)s and %(counts)s (one count per label), %(shards)s. Adds to
-# the session's shard of each label (callback_field_total_key), the rows locked in label order so
-# two callbacks never deadlock; autocommit, so a row is held for this statement only.
-COUNT_UNKNOWN_FIELDS = """
-INSERT INTO recovery_callbackfieldtotal (endpoint, field, shard, total)
-SELECT %(endpoint)s, c.field, pg_backend_pid() %% %(shards)s, c.n
-FROM unnest(%(fields)s::text[], %(counts)s::bigint[]) AS c(field, n)
-ORDER BY c.field
-ON CONFLICT (endpoint, field, shard)                        -- callback_field_total_key
-DO UPDATE SET total = recovery_callbackfieldtotal.total + EXCLUDED.total
-"""
-
-# The highest sequence recorded for one job's reports, of either endpoint (callback_receipt_job_idx).
-# A report that changed nothing because the server could not process it (UNAVAILABLE: the WCS
-# retries it) or could not read it does not count.
-JOB_HIGHEST_SEQUENCE = """
-SELECT max(sequence)
-FROM recovery_callbackreceipt
-WHERE job_id = %(job_id)s                                   -- callback_receipt_job_idx
-  AND sequence IS NOT NULL
-  AND outcome NOT IN ('UNAVAILABLE', 'BAD_REQUEST')
-"""
-
-# The receipt and the workflow's resulting state (the callback's answer) in one round trip.
-# The data-modifying CTE runs whether or not the SELECT reads it; the SELECT sees every earlier
-# write of the transaction.
-INSERT_CALLBACK_RECEIPT_RETURNING_STATE = f"""
-WITH receipt AS (
-{INSERT_CALLBACK_RECEIPT.strip()}
-RETURNING id
-)
-{WORKFLOW_STATE.strip()}
-"""
-
-# Session-wide, once per connection (recovery.prepared): only statements it prepares are
-# affected, and they keep one generic plan instead of being planned on every call.
-SET_GENERIC_PLANS = """
-SET plan_cache_mode = force_generic_plan
-"""
-
-# --- the demo's stalled workflow (a vehicle fault the simulator leaves alone) -----------------
-
-# Parameters: %(workflow_id)s, %(minutes)s. The job of the workflow's first step last changed
-# that long ago: the job is stalled until someone on the floor looks.
-DEMO_STALL_JOB = """
-UPDATE mydo_job
-SET created_at = now() - make_interval(mins => %(minutes)s + 5),
-    updated_at = now() - make_interval(mins => %(minutes)s)
-WHERE job_id LIKE 'TDY-' || %(workflow_id)s || '-%%'
-"""
-
-# Parameter: %(before)s. Workflows whose active tidy job has not changed since then: the
-# simulator started with --leave-stalled-minutes treats them as a vehicle fault and never drives them.
-SIMULATOR_STALLED_WORKFLOWS = """
-SELECT DISTINCT s.workflow_id
-FROM mydo_job AS j
-JOIN alg.tidy_step AS s
-    ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
-WHERE j.in_or_out = 28
-  AND j.updated_at <= %(before)s
-"""
-
-# A request refused at authentication (401) is counted, not kept: the newest UNAUTHORIZED
-# receipt of the endpoint in the current minute is bumped, or one is started. At most a row per
-# endpoint and minute (two at once only when two first requests of a minute race), whatever the
-# flood. Index callback_receipt_time_idx finds the minute's rows.
-COUNT_UNAUTHORIZED_CALLBACK = """
-WITH bumped AS (
-    UPDATE recovery_callbackreceipt
-    SET request_count = request_count + 1,
-        remote_addr = %(remote_addr)s
-    WHERE id = (
-        SELECT r.id
-        FROM recovery_callbackreceipt AS r
-        WHERE r.received_at >= date_trunc('minute', now())
-          AND r.outcome = 'UNAUTHORIZED'
-          AND r.endpoint = %(endpoint)s
-        ORDER BY r.received_at DESC, r.id DESC
-        LIMIT 1
-    )
-    RETURNING id
-)
-INSERT INTO recovery_callbackreceipt (received_at, endpoint, job_id, stage, wcs_event_id, http_status, outcome,
-                                      message, remote_addr, request_count)
-SELECT now(), %(endpoint)s, '', '', '', 401, 'UNAUTHORIZED', %(message)s, %(remote_addr)s, 1
-WHERE NOT EXISTS (SELECT 1 FROM bumped)
-"""

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from django.db import DatabaseError, connection
 
-from recovery import wms_sql
+from console.simulator import sql as simulator_sql
 from recovery.creation import CreationRefused, TidyMove, create_tidy_workflow
 from recovery.wcs import HttpFailure, http_request
 
@@ -213,7 +213,7 @@ class WcsSimulator:
         """Never drive the workflows whose job has not changed since `before` (a vehicle fault:
         the demo keeps its stalled workflow stalled). Returns their ids."""
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.SIMULATOR_STALLED_WORKFLOWS, {"before": before})
+            cursor.execute(simulator_sql.SIMULATOR_STALLED_WORKFLOWS, {"before": before})
             ids = [row[0] for row in cursor.fetchall()]
         for workflow_id in ids:
             self.stalled[workflow_id] = float("inf")
@@ -224,7 +224,7 @@ class WcsSimulator:
 
     def _next_job(self, now: float):
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.SIMULATOR_ACTIVE_JOBS, {"limit": 500})
+            cursor.execute(simulator_sql.SIMULATOR_ACTIVE_JOBS, {"limit": 500})
             jobs = cursor.fetchall()
         for job in jobs:
             job_id, workflow_id = job[0], job[2]
@@ -271,13 +271,13 @@ class WcsSimulator:
 
     def create_one(self):
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.COUNT_ACTIVE_WORKFLOWS)
+            cursor.execute(simulator_sql.COUNT_ACTIVE_WORKFLOWS)
             if cursor.fetchone()[0] >= self.max_active:
                 return None
             steps = self.random.randint(1, self.max_steps)
-            cursor.execute(wms_sql.SIMULATOR_FREE_TRAYS, {"limit": steps})
+            cursor.execute(simulator_sql.SIMULATOR_FREE_TRAYS, {"limit": steps})
             trays = cursor.fetchall()
-            cursor.execute(wms_sql.SIMULATOR_FREE_SPACES, {"limit": steps})
+            cursor.execute(simulator_sql.SIMULATOR_FREE_SPACES, {"limit": steps})
             targets = [row[0] for row in cursor.fetchall()]
         moves = [TidyMove(tray, source, target) for (source, tray), target in zip(trays, targets, strict=False)]
         if not moves:

@@ -3,7 +3,7 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from recovery import wms_sql
+from recovery import demo_sql
 from recovery.cordons import cordon_create
 from recovery.decisions import PAUSE_REASONS, Rule
 from recovery.models import Cordon
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         if missing := missing_tables():
             raise CommandError(f"WMS table missing: {', '.join(missing)} (run `python manage.py wms_schema`)")
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.COUNT_WORKFLOWS)
+            cursor.execute(demo_sql.COUNT_WORKFLOWS)
             existing = cursor.fetchone()[0]
         if existing and options["if_empty"]:
             self.stdout.write(f"demo data already present ({existing} workflows); left as it is")
@@ -83,9 +83,9 @@ def load_demo() -> dict[str, int]:
             built = wh.build(kind, **kw)
             if kind == "healthy" and i == 0:
                 with connection.cursor() as cursor:
-                    cursor.execute(wms_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
+                    cursor.execute(demo_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
                                                            "minutes": STALLED_DEMO_MINUTES})
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.DEMO_WAREHOUSE_SIZE)
+        cursor.execute(demo_sql.DEMO_WAREHOUSE_SIZE)
         spaces, trays, stock = cursor.fetchone()
     return {"spaces": spaces, "trays": trays, "stock": stock}
