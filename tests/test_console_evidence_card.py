@@ -5,11 +5,11 @@ import pytest
 from django.db import connection
 
 from console.workflows.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
-from recovery.cycle import run_cycle
-from recovery.decisions import SPEC_BY_RULE, Action, Reason, Rule
-from recovery.evidence import evidence_for_workflow, evidence_from_json
+from recovery.demo.warehouse import CASES, EXPECTED
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import SPEC_BY_RULE, Action, Reason, Rule
+from recovery.engine.evidence import evidence_for_workflow, evidence_from_json
 from recovery.models import RecoveryDecision
-from recovery.warehouse import CASES, EXPECTED
 
 SPACES = ("stock.at_source", "stock.at_target", "source.tray", "target.tray")
 

@@ -13,8 +13,8 @@ from django.utils.html import escape
 
 from console.readers.paused import PausedRow
 from console.workflows.evidence_card import CardField, CardSection, Check
-from recovery.cycle import run_cycle
-from recovery.decisions import Rule
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import Rule
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 HOSTILE = """<script>alert("x")</script>'&"""

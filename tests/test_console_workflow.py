@@ -7,7 +7,7 @@ from django.db import connection
 from django.urls import reverse
 
 from console.workflows.selectors import workflow_detail
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 

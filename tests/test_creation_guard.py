@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.db import connections, transaction
 
 from console.simulator.wcs import WcsSimulator
-from recovery import demo_sql, wms_sql
-from recovery.creation import SpaceLocked, TidyMove, TrayBusy, TrayHolder, create_tidy_workflow
+from recovery.demo import sql as demo_sql
+from recovery.engine import wms_sql
+from recovery.engine.creation import SpaceLocked, TidyMove, TrayBusy, TrayHolder, create_tidy_workflow
 from recovery.models import tidy_job_id
 from tests.wcs_helpers import TOKEN, rows
 from tests.wms_state import diff, snapshot

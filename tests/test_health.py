@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from recovery.cycle import run_cycle
-from recovery.lease import connect_direct
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
+from recovery.runtime.lease import connect_direct
 
 
 def _cycle(age_seconds: float, outcome="SUCCEEDED", **shard) -> RecoveryCycle:

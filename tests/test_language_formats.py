@@ -26,7 +26,7 @@ from console.templatetags.console_tags import (
     when_ahead,
     yesno_text,
 )
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.visible_text import english_left

@@ -8,10 +8,10 @@ from django.db import connection
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from recovery.cycle import run_cycle
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import PAUSE_REASONS
 from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.retention import journal_retention_run
+from recovery.runtime.retention import journal_retention_run
 from tests.wcs_helpers import finish, post
 
 CONTRACT = [
@@ -182,7 +182,7 @@ def test_the_metrics_queries_use_their_index(wms, statement, index, priced_out):
 
 def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional_db, client):
     """A real lock: the scrape's statement timeout ends the wait and the scrape says so."""
-    from recovery.lease import connect_direct
+    from recovery.runtime.lease import connect_direct
 
     holder = connect_direct("tidy-test-lock-holder")
     holder.autocommit = False

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
+from recovery.engine.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
 from recovery.models import CallbackReceipt, OutboundHttpRequest
-from recovery.retention import journal_retention_run
-from recovery.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
+from recovery.runtime.retention import journal_retention_run
 from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 from tests.test_metrics import scrape, value

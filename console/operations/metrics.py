@@ -2,7 +2,7 @@
 
 A custom collector (no in-process counters), so every gunicorn worker and every web node
 answers the same numbers without prometheus-client's multiprocess mode. Counters come from
-the journal plus the totals the retention task folds in before deleting (recovery/retention.py),
+the journal plus the totals the retention task folds in before deleting (recovery/runtime/retention.py),
 so they never decrease.
 """
 
@@ -24,8 +24,8 @@ from console.readers import sql as readers_sql
 from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
-from recovery.callbacks import DURATION_BUCKETS
-from recovery.decisions import PAUSE_REASONS, Action
+from recovery.engine.callbacks import DURATION_BUCKETS
+from recovery.engine.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
 
 DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
@@ -34,7 +34,7 @@ DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
 OTHER_REASON = "other"
 KNOWN_REASONS = frozenset(r.value for r in PAUSE_REASONS)
 DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
-# tidy_outbound_requests_total's label values (recovery/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
+# tidy_outbound_requests_total's label values (recovery/runtime/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
 OUTBOUND_TARGETS = ("wcs_snapshot", "webhook")
 OUTBOUND_OUTCOMES = ("ok", "http_error", "no_answer")
 

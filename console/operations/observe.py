@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from console.operations import sql as operations_sql
 from console.readers import Cursor, fetch_dicts
 from console.repair.registry import resolving_actions
-from recovery.decisions import Action
+from recovery.engine.decisions import Action
 
 PAGE_SIZE = 100
 RATE_WINDOW = timedelta(hours=24)

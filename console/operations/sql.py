@@ -2,7 +2,7 @@
 mode (console.operations.observe). Read at every scrape, so each is served by an index and
 touches few rows. The readiness probe and the flow page read console.readers.sql."""
 
-from recovery import retention_sql
+from recovery.runtime import retention_sql
 
 # --- metrics (console/operations/metrics.py) -----------------------------------------------
 # Bounds a scrape that meets a locked table or a slow server (SET LOCAL: this transaction only).
@@ -32,7 +32,7 @@ LIMIT 1
 # The /metrics counters: folded totals plus the journal rows not folded yet.
 def _folded_before(journal: str) -> str:
     """The moment before which `journal`'s rows are already in its folded totals (retention folds,
-    then deletes; recovery/retention.py): a counter adds the rows from then on."""
+    then deletes; recovery/runtime/retention.py): a counter adds the rows from then on."""
     return f"coalesce((SELECT folded_before FROM recovery_journalfold WHERE journal = '{journal}'), '-infinity')"
 
 
@@ -64,7 +64,7 @@ WHERE in_or_out = 28
 """
 
 
-# Counters: the totals folded by recovery.retention plus the rows newer than its watermark
+# Counters: the totals folded by recovery.runtime.retention plus the rows newer than its watermark
 # (callback_receipt_time_idx / recovery_decision_time_idx), so they survive row deletion.
 CALLBACK_COUNTS = f"""
 SELECT endpoint,
@@ -86,7 +86,7 @@ GROUP BY endpoint, outcome
 
 
 # tidy_callback_unknown_fields_total: the counts taken when the callbacks were read (at most 51
-# labels per endpoint, a few shards each: recovery/callback_fields.py), never the receipts.
+# labels per endpoint, a few shards each: recovery/engine/callback_fields.py), never the receipts.
 CALLBACK_UNKNOWN_FIELD_COUNTS = """
 SELECT endpoint,
        field,
@@ -98,7 +98,7 @@ GROUP BY endpoint, field
 
 # tidy_callback_duration_seconds: per endpoint, each bucket's own count (its upper bound, '+Inf'
 # beyond the last; not cumulative) and '_sum_us', the sum in microseconds; the folded totals
-# plus the receipts not folded yet (as recovery.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
+# plus the receipts not folded yet (as recovery.runtime.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
 CALLBACK_DURATION_BUCKETS = f"""
 WITH unfolded AS MATERIALIZED (
     SELECT endpoint, duration_ms
@@ -179,7 +179,7 @@ WHERE outcome <> 'UNAUTHORIZED'                             -- callback_receipt_
 """
 
 
-# tidy_outbound_requests_total{target, outcome}: the totals folded by recovery.retention plus the
+# tidy_outbound_requests_total{target, outcome}: the totals folded by recovery.runtime.retention plus the
 # rows newer than its watermark (outbound_http_time_idx), labelled by the fold's own fragments.
 OUTBOUND_REQUEST_COUNTS = f"""
 SELECT target,
@@ -284,7 +284,7 @@ GROUP BY d.action, d.reason, after.outcome, later.action, later.reason
 
 
 # Log lines dropped because a process's log output did not keep up: each process's running
-# total, one row per process (recovery.logdrops), summed.
+# total, one row per process (recovery.logs.logdrops), summed.
 LOG_RECORDS_DROPPED = """
 SELECT coalesce(sum(dropped), 0)
   FROM recovery_logdrops

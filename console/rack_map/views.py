@@ -10,7 +10,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from console.pages import console_page, render_page
 from console.rack_map.drawing import STATES, RackMap, code_index, rack_map, render_aisle, render_table
-from recovery.gc_pause import cyclic_gc_paused
+from recovery.engine.gc_pause import cyclic_gc_paused
 
 VIEWS = {"map": gettext_lazy("Map"), "table": gettext_lazy("Table")}
 

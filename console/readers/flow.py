@@ -11,7 +11,7 @@ from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console.readers import sql as readers_sql
-from recovery.evidence import TIDY_MOVE
+from recovery.engine.evidence import TIDY_MOVE
 from recovery.models import (
     TIDY_JOB_ID,
     MydoJob,

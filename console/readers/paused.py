@@ -12,7 +12,7 @@ from console.input_checks import is_ascii_int
 from console.readers import PAGE_SIZE, Cursor, fetch_dicts, fetch_rows, keyset_window
 from console.readers import sql as readers_sql
 from console.readers.places import aisle_of
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 from recovery.models import (
     TidyWorkflow,
 )

@@ -1,5 +1,5 @@
 """Who runs recovery (docs/architecture.md §18): the qclusters seen in the last minutes through
-the heartbeats their recovery processes write (recovery/processes.py), the shards each holds,
+the heartbeats their recovery processes write (recovery/runtime/processes.py), the shards each holds,
 each shard's newest cycle, and what django-q2 itself reports of the clusters alive right now.
 The processes page (/recovery/processes/) and `manage.py cluster_status` both read it."""
 

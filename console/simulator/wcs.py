@@ -1,11 +1,11 @@
 """A WCS simulator for the demo, the replay and manual try-outs.
 
 It plays the WCS side of the integration:
-- serves the vehicle snapshot (the contract in `recovery.wcs`) on the host and port of
+- serves the vehicle snapshot (the contract in `recovery.engine.wcs`) on the host and port of
   WCS_SNAPSHOT_URL;
 - drives every active tidy job of an ACTIVE workflow 1 -> 2 (dispatched) -> 3 (executing) ->
   finished by calling the console's real endpoints (`/api/wcs/job-status`, `/api/wcs/job-finish`)
-  at a configurable rate, through the journaled `recovery.wcs.http_request`;
+  at a configurable rate, through the journaled `recovery.engine.wcs.http_request`;
 - optionally injects the faults a real WCS link shows (docs/architecture.md §13): an
   acknowledgement dropped (the finish is re-sent later: a duplicate), a callback delivered twice, a status report
   delivered late (after a newer one: an old event the console refuses while its job is active, a
@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 from django.db import DatabaseError, connection
 
 from console.simulator import sql as simulator_sql
-from recovery.creation import CreationRefused, TidyMove, create_tidy_workflow
-from recovery.wcs import HttpFailure, http_request
+from recovery.engine.creation import CreationRefused, TidyMove, create_tidy_workflow
+from recovery.engine.wcs import HttpFailure, http_request
 
 log = logging.getLogger("wcs_simulator")
 

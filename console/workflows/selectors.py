@@ -17,7 +17,8 @@ from console.input_checks import BIGINT_MAX, is_ascii_int
 from console.readers import EPOCH, Cursor
 from console.readers.recovery import retained_lock_count
 from console.workflows import sql as workflows_sql
-from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
+from recovery.engine.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
+from recovery.engine.prepared import run_prepared
 from recovery.models import (
     BasCargoSpace,
     CallbackReceipt,
@@ -29,7 +30,6 @@ from recovery.models import (
     TidyStep,
     TidyWorkflow,
 )
-from recovery.prepared import run_prepared
 
 PAUSED = TidyWorkflow.Status.PAUSED_RECOVERY
 ACTIVE = TidyWorkflow.Status.ACTIVE
@@ -249,7 +249,7 @@ class WorkflowDetail:
     @cached_property
     def _history(self) -> dict:
         """The history fragment's reads, in one statement (workflows_sql.WORKFLOW_HISTORY)."""
-        # Prepared with a generic plan (recovery.prepared): planning it cost twice its execution.
+        # Prepared with a generic plan (recovery.engine.prepared): planning it cost twice its execution.
         names, rows = run_prepared(workflows_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
         return {name: _json_value(v) for name, v in zip(names, rows[0], strict=True)}
 
@@ -303,7 +303,7 @@ class WorkflowDetail:
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     if not 0 < workflow_id <= BIGINT_MAX:  # not a workflow id (the URL takes any digits)
         return None
-    # The workflow and its journal in one statement, prepared (recovery.prepared) like the evidence read.
+    # The workflow and its journal in one statement, prepared (recovery.engine.prepared) like the evidence read.
     _, rows = run_prepared(workflows_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
     if not rows:
         return None

@@ -19,7 +19,7 @@ from console.runbook import CATALOG
 from console.workflows import selectors
 from console.workflows.evidence_card import build_evidence_card
 from console.workflows.forms import LocksForm, PausedListForm
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 
 
 @console_page
