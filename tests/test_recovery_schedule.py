@@ -213,3 +213,16 @@ def test_a_worker_replacing_a_dead_one_queues_a_runner_when_none_is_live(wms):
     (queued,) = OrmQ.objects.all()
     assert queued.task["func"] == RUNNER_FUNC and queued.task["kwargs"] == {"bridge": True}
     assert RecoveryCycle.objects.filter(trigger="STARTUP").count() == 1
+
+
+def test_the_function_paths_stored_in_schedule_rows_still_name_the_runner_and_retention():
+    """Schedule rows and queued tasks of existing databases store these paths as text; django-q2
+    imports them by name, so they name the same functions wherever the modules live."""
+    from django.utils.module_loading import import_string
+
+    from recovery.runtime import retention
+
+    assert RUNNER_FUNC == "recovery.tasks.run_recovery_runner"
+    assert import_string(RUNNER_FUNC) is run_recovery_runner
+    assert retention.TASK_FUNC == "recovery.retention.journal_retention_run"
+    assert import_string(retention.TASK_FUNC) is retention.journal_retention_run
