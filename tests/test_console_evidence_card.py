@@ -160,7 +160,7 @@ def test_the_evidence_tables_partial_writes_what_the_template_loop_wrote(wms):
     from django.utils import translation
 
     def evidence_tables(card):
-        return render_to_string("console/_evidence_card.html#evidence-tables", {"card": card})
+        return render_to_string("workflows/_evidence_card.html#evidence-tables", {"card": card})
 
     cards = []
     for kind in (*sorted(PAUSES), "healthy", "finish_terminal", "completed"):

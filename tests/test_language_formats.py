@@ -160,7 +160,7 @@ def _rows():
 
 def paused_rows(rows) -> str:
     """The paused list's rows, as its partial renders them."""
-    return render_to_string("console/paused_list.html#paused-rows", {"page": {"rows": rows}})
+    return render_to_string("workflows/paused_list.html#paused-rows", {"page": {"rows": rows}})
 
 
 def test_the_paused_rows_speak_the_language():

@@ -23,7 +23,7 @@ NOT_SHIFT_LEAD = gettext_lazy("Only a shift lead may cordon a place or lift a co
 def _page(request, form: CordonForm | None = None, *, errors=None, status: int = 200, position=(None, None),
           query: str = ""):
     after, before = position
-    return render_page(request, "console/cordons.html", "cordons-live", {
+    return render_page(request, "cordons/cordons.html", "cordons-live", {
         "page": cordons_page(now=timezone.now(), after=after, before=before),
         "form": form or CordonForm(),
         "may_cordon": roles.can_cordon(request.user),

@@ -53,7 +53,7 @@ def _rack_map_page(request):
         "errors": [(name, form.fields[name].label, message) for name, messages in form.errors.items()
                    for message in messages] if not valid else [],
     }
-    response = render_page(request, "console/rack_map.html", "rack-results", context)
+    response = render_page(request, "rack_map/rack_map.html", "rack-results", context)
     if not valid:
         response.status_code = 400
     return response
