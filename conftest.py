@@ -7,7 +7,7 @@ import pytest
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """The test database gets the WMS tables and procedure, as `manage.py wms_schema` makes them."""
-    from recovery.schema import apply_wms_schema
+    from recovery.engine.schema import apply_wms_schema
 
     with django_db_blocker.unblock():
         apply_wms_schema()

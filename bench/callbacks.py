@@ -200,7 +200,7 @@ def seed_history() -> None:
 def reset() -> None:
     from django.db import connection
 
-    from recovery.warehouse import truncate_wms_tables
+    from recovery.demo.warehouse import truncate_wms_tables
 
     truncate_wms_tables()
     with connection.cursor() as cursor:
@@ -381,7 +381,7 @@ def count_trips(application, token: str, lo: int, hi: int) -> dict[str, str]:
     cursors send; the commit of a locked path comes on top."""
     from django.db import connection
 
-    from recovery import transaction as tx
+    from recovery.engine import transaction as tx
 
     counts: dict[str, str] = {}
     run = tx.run_pipelined

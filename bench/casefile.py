@@ -50,8 +50,8 @@ def run(args) -> None:
     from django.test import Client
 
     from console.roles import OPERATOR
+    from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
     from recovery.models import CallbackReceipt, tidy_job_id
-    from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 
     settings.ALLOWED_HOSTS = ["*"]
     truncate_wms_tables()

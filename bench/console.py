@@ -146,10 +146,10 @@ def build(n: int) -> None:
     from django.db import connection, transaction
 
     from console.management.demo import ensure_demo_users
-    from recovery.decisions import decide
-    from recovery.evidence import evidence_for_workflows
+    from recovery.demo.warehouse import truncate_wms_tables
+    from recovery.engine.decisions import decide
+    from recovery.engine.evidence import evidence_for_workflows
     from recovery.models import RecoveryCycle, RecoveryDecision
-    from recovery.warehouse import truncate_wms_tables
 
     call_command("migrate", interactive=False, verbosity=0)
     call_command("wms_schema", verbosity=0)
@@ -440,7 +440,7 @@ def build_rack(spaces: int) -> None:
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from recovery.warehouse import truncate_wms_tables
+    from recovery.demo.warehouse import truncate_wms_tables
 
     if spaces % (AISLES * LEVELS) or spaces < 15 * AISLES * LEVELS:
         raise SystemExit(f"--spaces must be a multiple of {AISLES * LEVELS}, at least {15 * AISLES * LEVELS}")

@@ -45,7 +45,7 @@ def main() -> None:
     from console.replay.chaos import _terminate_every_connection
     from console.replay.journal import Timeline
     from console.replay.processes import Processes, free_port
-    from recovery.warehouse import BulkSeeder, truncate_wms_tables
+    from recovery.demo.warehouse import BulkSeeder, truncate_wms_tables
 
     truncate_wms_tables()
     BulkSeeder().seed("healthy", 500)

@@ -39,8 +39,8 @@ def run(args) -> None:
 
     from console.models import Notification, NotificationDelivery
     from console.notifications.evaluate import evaluate_notifications
+    from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
     from recovery.models import RecoveryCycle
-    from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 
     settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
     truncate_wms_tables()

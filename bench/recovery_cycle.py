@@ -118,7 +118,7 @@ def _bare_query(sql: str, *, jit_off: bool) -> int:
     with jit_off False, under the server's own JIT setting."""
     from django.db import connection, transaction
 
-    from recovery import evidence, wms_sql
+    from recovery.engine import evidence, wms_sql
 
     rows = 0
     with transaction.atomic(), connection.cursor() as cursor:
@@ -134,9 +134,9 @@ def run(n: int, runs: int) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from recovery import wms_sql
-    from recovery.cycle import ApplyWorkers, classify, run_cycle
-    from recovery.warehouse import BulkSeeder, truncate_wms_tables
+    from recovery.demo.warehouse import BulkSeeder, truncate_wms_tables
+    from recovery.engine import wms_sql
+    from recovery.engine.cycle import ApplyWorkers, classify, run_cycle
 
     needing = max(3, n // 100)
     truncate_wms_tables()
@@ -205,8 +205,8 @@ def drain(n: int, share: float) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from recovery.cycle import ApplyWorkers, CarriedBacklog, run_cycle
-    from recovery.warehouse import BulkSeeder, truncate_wms_tables
+    from recovery.demo.warehouse import BulkSeeder, truncate_wms_tables
+    from recovery.engine.cycle import ApplyWorkers, CarriedBacklog, run_cycle
 
     needing = max(3, round(n * share))
     truncate_wms_tables()
@@ -257,7 +257,7 @@ import django
 django.setup()
 with open("/proc/self/statm") as fh:
     print("rss", int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"), flush=True)
-from recovery.tasks import run_recovery_runner
+from recovery.runtime.tasks import run_recovery_runner
 print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]), shards=int(sys.argv[3])),
       flush=True)
 """
@@ -272,7 +272,7 @@ def _vm(pid: int, field: str) -> int:
 
 
 def drain_with_runners(n: int, share: float, runners: int) -> None:
-    """K real runner processes (recovery.tasks.run_recovery_runner, RECOVERY_SHARDS=K) drain the
+    """K real runner processes (recovery.runtime.tasks.run_recovery_runner, RECOVERY_SHARDS=K) drain the
     backlog; then every workflow must have exactly one decision."""
     import signal
     import subprocess
@@ -281,8 +281,8 @@ def drain_with_runners(n: int, share: float, runners: int) -> None:
     from django.db import connection
 
     from console.replay.processes import database_url
+    from recovery.demo.warehouse import BulkSeeder, truncate_wms_tables
     from recovery.models import RecoveryCycle, RecoveryDecision
-    from recovery.warehouse import BulkSeeder, truncate_wms_tables
 
     needing = max(3, round(n * share))
     truncate_wms_tables()

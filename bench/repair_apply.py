@@ -45,10 +45,10 @@ def run(extra: int) -> None:
     from console import repair
     from console.repair import RepairAction as A
     from console.roles import OPERATOR
-    from recovery.cycle import run_cycle
+    from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
+    from recovery.engine.cycle import run_cycle
     from recovery.management.commands.wms_demo import load_demo
     from recovery.models import TidyWorkflow
-    from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
 
     with transaction.atomic():
         truncate_wms_tables()

@@ -25,7 +25,7 @@ DATABASE_NAME = "tidy"
 # --- SQL ------------------------------------------------------------------------------------
 # devdb runs while settings.py is being imported, before Django is configured, and talks to the
 # server's maintenance database `postgres` through psycopg directly; these server-level
-# statements are no console read query, so they are named here rather than in console_sql.py.
+# statements are no console read query, so they are named here rather than in a feature's sql.py.
 
 # Parameter: %(database)s. Whether the console's database exists in the embedded server.
 DATABASE_EXISTS = "SELECT 1 FROM pg_database WHERE datname = %(database)s"

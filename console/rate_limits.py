@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
-from console import console_sql
+from console.readers import sql as readers_sql
 from recovery.errors import Refused
 
 RATE_WINDOW = timedelta(hours=1)
@@ -32,7 +32,7 @@ def rate_limit_check(*, namespace: int, user, recent_times, limit: int, now: dat
     `now - RATE_WINDOW`, newest first, one flat column) holds `limit` or more. The caller's
     transaction must be open; `namespace` is the first key of the lock (one per kind of row)."""
     with connection.cursor() as cursor:
-        cursor.execute(console_sql.RATE_LIMIT_LOCK, {"namespace": namespace, "key": user.pk % 2**31})
+        cursor.execute(readers_sql.RATE_LIMIT_LOCK, {"namespace": namespace, "key": user.pk % 2**31})
     recent = list(recent_times[:limit])
     if len(recent) >= limit:
         # The oldest of the last `limit` rows must leave the window first.

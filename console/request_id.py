@@ -1,6 +1,6 @@
 """Every request has an id: the caller's `X-Request-ID` when it is safe to keep, else a new one.
 
-It is returned on the response and bound to the log context (recovery.logcontext), so every log
+It is returned on the response and bound to the log context (recovery.logs.logcontext), so every log
 line of the request carries it and a proxy's or WCS's id can be followed into our logs.
 """
 
@@ -10,7 +10,7 @@ import uuid
 from django.core.signals import request_finished
 from django.dispatch import receiver
 
-from recovery.logcontext import request_id_var
+from recovery.logs.logcontext import request_id_var
 
 HEADER = "X-Request-ID"
 # Bounded and plain: an id is copied into logs and headers, so nothing that could forge a log

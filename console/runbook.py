@@ -1,7 +1,7 @@
 """The pause-reason runbook: what each pause reason means, what to check on the
 floor, and which corrections are allowed for it: only what a person reads and does. Which rules
 give a reason, what they check and in which order the reasons are listed come from the decision
-table's specs (recovery.decisions.RULE_SPECS, docs/architecture.md §5).
+table's specs (recovery.engine.decisions.RULE_SPECS, docs/architecture.md §5).
 
 One module read by the catalog page, the paused list, the workflow page and the repair flow,
 so the runbook a supervisor reads and the actions an operator is offered never disagree.
@@ -17,7 +17,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from recovery.decisions import SPEC_BY_RULE, Reason, Rule, rules_giving
+from recovery.engine.decisions import SPEC_BY_RULE, Reason, Rule, rules_giving
 
 
 class Correction(StrEnum):
@@ -37,7 +37,7 @@ Text = str | Promise  # a translatable text: shown in the reader's language when
 
 def rule_explanation(rule: Rule) -> str:
     """What a decision-table rule checks, in the reader's language: its spec's explanation
-    (recovery/decisions.py marks it with gettext_noop, so the catalogue holds it)."""
+    (recovery/engine/decisions.py marks it with gettext_noop, so the catalogue holds it)."""
     return gettext(SPEC_BY_RULE[rule].explanation)
 
 
@@ -52,9 +52,9 @@ class AllowedCorrection:
 
 @dataclass(frozen=True)
 class PauseReasonRunbook:
-    """The runbook entry of one pause reason (recovery.decisions.Reason): what a person reads and
+    """The runbook entry of one pause reason (recovery.engine.decisions.Reason): what a person reads and
     does. The rules that give the reason and their explanations come from the decision table's
-    specs (recovery.decisions.RULE_SPECS)."""
+    specs (recovery.engine.decisions.RULE_SPECS)."""
 
     code: Reason
     title: Text

@@ -24,7 +24,7 @@ from console.env import (
     env_times,
     parse_database_url,
 )
-from recovery.logcontext import LOG_FORMATS, default_log_format, logging_config
+from recovery.logs.logcontext import LOG_FORMATS, default_log_format, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

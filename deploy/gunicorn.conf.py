@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from recovery.logcontext import log_format_from_environ, logging_config  # noqa: E402
+from recovery.logs.logcontext import log_format_from_environ, logging_config  # noqa: E402
 
 wsgi_app = "console.wsgi:application"
 chdir = str(ROOT)

@@ -7,9 +7,10 @@ class RecoveryConfig(AppConfig):
 
     def ready(self):
         # Connect the receivers: the cluster start-up cycle; a qcluster task's id on its log lines.
-        from recovery import oplog, signals  # noqa: F401
-        from recovery.logcontext import set_drop_reporter
-        from recovery.logdrops import record_log_drops
+        from recovery.logs import oplog  # noqa: F401
+        from recovery.logs.logcontext import set_drop_reporter
+        from recovery.logs.logdrops import record_log_drops
+        from recovery.runtime import signals  # noqa: F401
 
-        # Dropped log lines are counted per process and written for /metrics (recovery.logdrops).
+        # Dropped log lines are counted per process and written for /metrics (recovery.logs.logdrops).
         set_drop_reporter(record_log_drops)

@@ -5,7 +5,7 @@ each branch into one kind of answer:
 
 - `Refused`: a request that was refused and changed nothing (bad input, a role, a precondition,
   a move the WMS refuses); the web layer answers a 4xx naming the field or the reason.
-- `StaleWrite` (recovery.transaction): a conditional write matched no row, the state changed
+- `StaleWrite` (recovery.engine.transaction): a conditional write matched no row, the state changed
   after it was read; the transaction rolls back (a stale worker changes nothing).
 - `Unavailable`: something outside did not answer as it should (the WCS snapshot, a webhook
   receiver, an SMTP server); retried or reported, never taken as evidence.

@@ -1,7 +1,7 @@
 """Models: the WMS tables (owned by the WMS, unmanaged) and the recovery journal (ours).
 
 The WMS models declare every contract column of the WMS tables (docs/architecture.md §3) so the
-console can read them with the ORM; all recovery mutations go through raw SQL in `recovery.transaction`.
+console can read them with the ORM; all recovery mutations go through raw SQL in `recovery.engine.transaction`.
 """
 
 import re
@@ -218,7 +218,7 @@ class RecoveryCycle(models.Model):
         ordering = ["-started_at"]
         indexes = [
             models.Index(fields=["outcome", "-finished_at"]),
-            # The live pages' newest cycles, /health/ready and retention (recovery/retention.py).
+            # The live pages' newest cycles, /health/ready and retention (recovery/runtime/retention.py).
             models.Index(fields=["-started_at"], name="recovery_cycle_started_idx"),
         ]
 
@@ -256,7 +256,7 @@ class RecoveryDecision(models.Model):
             models.Index(fields=["workflow_id", "-decided_at"]),
             # A workflow's decisions in their own order, a page at a time (the case file, §16).
             models.Index(fields=["workflow_id", "id"], name="recovery_decision_wf_id_idx"),
-            # The metrics' recent decisions and retention's oldest ones (recovery/retention.py).
+            # The metrics' recent decisions and retention's oldest ones (recovery/runtime/retention.py).
             models.Index(fields=["decided_at"], name="recovery_decision_time_idx"),
             # /recovery/observe/: the observed decisions, newest first.
             models.Index(fields=["-decided_at", "-id"], condition=models.Q(observed=True),
@@ -353,7 +353,7 @@ class CallbackReceipt(models.Model):
 
 
 class OutboundHttpRequest(models.Model):
-    """Every outbound HTTP request the project makes (recovery.wcs.http_request journals it).
+    """Every outbound HTTP request the project makes (recovery.engine.wcs.http_request journals it).
 
     It lets anyone show that no WCS task-state request is ever made: the only WCS request
     the console makes is the vehicle snapshot."""
@@ -378,7 +378,7 @@ class OutboundHttpRequest(models.Model):
 
 
 class JournalTotal(models.Model):
-    """Counts of journal rows folded in by recovery.retention before old rows are deleted.
+    """Counts of journal rows folded in by recovery.runtime.retention before old rows are deleted.
 
     A metric counter (tidy_callbacks_total, tidy_recovery_decisions_total, tidy_outbound_requests_total:
     journal `outbound`, labels target and outcome) is this total plus the
@@ -496,8 +496,8 @@ class CordonLift(models.Model):
 
 class ProcessHeartbeat(models.Model):
     """One qcluster worker process that ran recovery: its cluster (`cluster`, as
-    recovery.tasks.cluster_key names it), when it was first and last seen, and the shards it
-    held when last seen. Written by the process itself (recovery.processes.beat); the console's
+    recovery.runtime.tasks.cluster_key names it), when it was first and last seen, and the shards it
+    held when last seen. Written by the process itself (recovery.runtime.processes.beat); the console's
     processes page and `manage.py cluster_status` read it."""
 
     worker = models.CharField(max_length=200, primary_key=True, help_text="host:pid of the worker process")
@@ -519,7 +519,7 @@ class ProcessHeartbeat(models.Model):
 class LogDrops(models.Model):
     """Log lines one process dropped because its log output did not keep up (a pipe nobody
     reads, a paused terminal, journald's back-pressure): logging never blocks the process, so a
-    full log queue drops the line and counts it (recovery.logcontext). The process writes its
+    full log queue drops the line and counts it (recovery.logs.logcontext). The process writes its
     running total here from a thread of its own; /metrics sums the rows
     (`tidy_log_records_dropped_total`), so every web worker answers the same
     (docs/architecture.md, "Logging never blocks")."""

@@ -3,8 +3,8 @@ target read, inside one transaction."""
 
 from django.db import transaction
 
-from recovery import transaction as tx
-from recovery.callbacks import read_callback_target, split_job_id
+from recovery.engine import transaction as tx
+from recovery.engine.callbacks import read_callback_target, split_job_id
 
 
 def under_lock(fn, request):

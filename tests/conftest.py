@@ -1,6 +1,6 @@
 import pytest
 
-from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
+from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 
 from console.roles import OPERATOR, SHIFT_LEAD, SUPERVISOR
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
 
 # The one session switch the audit's TRUNCATE trigger honours (migration console 0002).
 ALLOW_AUDIT_TRUNCATE = "SET tidy.audit_truncate_allowed = 'on'"

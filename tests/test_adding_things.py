@@ -1,6 +1,6 @@
 """docs/architecture.md §14 says every file a new repair action, pause reason or notification event
 needs, and how many: for each kind, every item of its registry (console.repair.registry.SPECS, the
-pausing rules of recovery.decisions.RULE_SPECS, console.notifications.events.SPECS) shows in each
+pausing rules of recovery.engine.decisions.RULE_SPECS, console.notifications.events.SPECS) shows in each
 file its list names, the list names no other file, and the count it states is its list's length.
 A file a change really needs but §14 leaves out, or a count that drifted, fails here."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from console.notifications import events
 from console.repair import registry
-from recovery.decisions import RULE_SPECS
-from recovery.transaction import repair as mutations
+from recovery.engine.decisions import RULE_SPECS
+from recovery.engine.transaction import repair as mutations
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -43,8 +43,8 @@ def _action_marks(spec) -> dict[str, list[str] | None]:
     sql = sorted(statements_run(spec.mutation)) if spec.mutation else None
     return {
         "console/repair/registry.py": [f'code="{spec.code}"'],
-        "recovery/transaction/repair.py": [f"def {spec.mutation.__name__}("] if spec.mutation else None,
-        "recovery/wms_sql.py": [f"\n{name} = " for name in sql] if sql is not None else None,
+        "recovery/engine/transaction/repair.py": [f"def {spec.mutation.__name__}("] if spec.mutation else None,
+        "recovery/engine/wms_sql.py": [f"\n{name} = " for name in sql] if sql is not None else None,
         "tests/test_repair_actions.py": [f'@covers("{spec.code}")'],
         "console/runbook.py": [f"Correction.{spec.family.correction.name}"],
         "docs/authority-matrix.md": [f"| `{spec.code}` |"],
@@ -55,10 +55,10 @@ def _action_marks(spec) -> dict[str, list[str] | None]:
 def _rule_marks(rule_spec) -> dict[str, list[str]]:
     rule, reason = rule_spec.rule, rule_spec.reason
     return {
-        "recovery/decisions.py": [f'{rule.name} = "{rule.value}"', f'{reason.name} = "{reason.value}"'],
+        "recovery/engine/decisions.py": [f'{rule.name} = "{rule.value}"', f'{reason.name} = "{reason.value}"'],
         "console/runbook.py": [f"Reason.{reason.name}: PauseReasonRunbook("],
         "tests/test_decisions.py": [f"Rule.{rule.name}"],
-        "recovery/warehouse.py": [f"Rule.{rule.name},"],
+        "recovery/demo/warehouse.py": [f"Rule.{rule.name},"],
         "docs/authority-matrix.md": [f"| `{rule.value}` |"],
         "tests/test_console_evidence_card.py": [f"(Rule.{rule.name}, "],
     }

@@ -60,7 +60,7 @@ def populate_every_metric(wms, client) -> None:
     from django.utils import timezone
 
     from console.models import Notification, NotificationDelivery, NotificationDeliveryAttempt
-    from recovery.cycle import run_cycle
+    from recovery.engine.cycle import run_cycle
     from recovery.models import LogDrops, OutboundHttpRequest, RecoveryCycle
     from tests.wcs_helpers import finish, post
 

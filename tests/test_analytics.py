@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from console.analytics.selectors import analytics
 from console.models import Notification
+from recovery.demo.warehouse import WarehouseBuilder
 from recovery.models import RecoveryDecision
-from recovery.warehouse import WarehouseBuilder
 from tests.console_personas import personas  # noqa: F401  (fixture)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 

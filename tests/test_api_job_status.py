@@ -2,7 +2,7 @@
 
 import pytest
 
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.wcs_helpers import create, finish, post, rows, status
 from tests.wms_state import diff, snapshot

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test import Client
 
 from console.input_checks import MAX_JSON_BODY_BYTES
-from recovery import transaction as tx
+from recovery.engine import transaction as tx
 from recovery.models import CallbackReceipt
 from tests.console_personas import make_user
 from tests.wcs_helpers import create, finish, post, rows

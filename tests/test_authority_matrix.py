@@ -1,5 +1,5 @@
 """docs/authority-matrix.md names every decision-table rule and every repair action, read from
-their specs (recovery.decisions.RULE_SPECS, console.repair.registry.SPECS): a rule or an action
+their specs (recovery.engine.decisions.RULE_SPECS, console.repair.registry.SPECS): a rule or an action
 added without its row fails here, as does a row whose decision or roles drifted from the spec."""
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from console import roles
 from console.repair.registry import SPECS
-from recovery.decisions import PAUSE_REASONS, RULE_SPECS, Action, Reason
+from recovery.engine.decisions import PAUSE_REASONS, RULE_SPECS, Action, Reason
 
 MATRIX = Path(__file__).resolve().parent.parent / "docs" / "authority-matrix.md"
 ROW = re.compile(r"^\| `([^`]+)` \|(.*)\|\s*$", re.MULTILINE)

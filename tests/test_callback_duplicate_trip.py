@@ -11,9 +11,9 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from recovery import callbacks, wms_sql
-from recovery import transaction as tx
-from recovery.callbacks import JobFinishRequest, JobStatusRequest
+from recovery.engine import callbacks, wms_sql
+from recovery.engine import transaction as tx
+from recovery.engine.callbacks import JobFinishRequest, JobStatusRequest
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.wcs_helpers import create, finish, rows, status
 from tests.wms_state import diff, snapshot

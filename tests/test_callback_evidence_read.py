@@ -9,10 +9,10 @@ import re
 import pytest
 from django.db import connection
 
-from recovery import wms_sql
-from recovery.evidence import evidence_for_workflow, evidence_from_row
-from recovery.prepared import run_prepared
-from recovery.warehouse import EXPECTED
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine import wms_sql
+from recovery.engine.evidence import evidence_for_workflow, evidence_from_row
+from recovery.engine.prepared import run_prepared
 
 MANY_ACTIVE_JOBS = """
 INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)

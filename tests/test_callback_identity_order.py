@@ -5,9 +5,9 @@ nothing and is answered 200 STALE_REPORT."""
 
 from console.readers.recovery import callback_refusals
 from console.workflows.evidence_card import build_evidence_card
-from recovery.cycle import run_cycle
-from recovery.decisions import Rule, decide
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import Rule, decide
+from recovery.engine.evidence import evidence_for_workflow
 from recovery.models import CallbackReceipt
 from tests.wcs_helpers import create, finish, rows, status
 from tests.wms_state import diff, snapshot

@@ -7,12 +7,12 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from recovery import transaction as tx
-from recovery.callbacks import JobFinishRequest, job_finish_process
-from recovery.cycle import run_cycle
-from recovery.lease import connect_direct
+from recovery.engine import transaction as tx
+from recovery.engine.callbacks import JobFinishRequest, job_finish_process
+from recovery.engine.cycle import run_cycle
+from recovery.engine.transaction import Outcome, reconcile_workflow
 from recovery.models import CallbackReceipt, RecoveryDecision, tidy_job_id
-from recovery.transaction import Outcome, reconcile_workflow
+from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import create, finish, rows, stock_locations
 
 JOIN_SECONDS = 30

@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.models import Sum
 
 from console.api import unknown_fields
-from recovery.callback_fields import field_labels_register, unknown_fields_count
+from recovery.engine.callback_fields import field_labels_register, unknown_fields_count
 from recovery.models import CallbackFieldLabel, CallbackFieldTotal, CallbackReceipt
-from recovery.retention import journal_fold
+from recovery.runtime.retention import journal_fold
 from tests.test_metrics import scrape, value
 from tests.wcs_helpers import TOKEN, create, finish, status
 from tests.wms_state import snapshot

@@ -1,7 +1,7 @@
 """finish_under_lock and finish_of_completed_step: jobFinish under the workflow row lock, called
 directly (the frame around them is tested in test_callbacks_frame.py)."""
 
-from recovery.callbacks import JobFinishRequest, finish_of_completed_step, finish_under_lock
+from recovery.engine.callbacks import JobFinishRequest, finish_of_completed_step, finish_under_lock
 from recovery.models import tidy_job_id
 from tests.callback_support import under_lock
 from tests.wcs_helpers import create, rows, space_tray, stock_locations

@@ -3,9 +3,9 @@ target, hands over to the named function and records the receipt with the result
 
 import psycopg
 
-from recovery.callbacks import CallbackResult, JobStatusRequest, process_callback
-from recovery.lease import connect_direct
+from recovery.engine.callbacks import CallbackResult, JobStatusRequest, process_callback
 from recovery.models import CallbackReceipt
+from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import create
 
 

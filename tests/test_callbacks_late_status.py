@@ -14,7 +14,7 @@ import yaml
 
 from console.roles import OPERATOR
 from console.simulator.wcs import Faults, WcsSimulator, run_forever
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.console_personas import make_user
 from tests.test_metrics import scrape

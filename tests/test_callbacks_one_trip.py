@@ -9,9 +9,9 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
-from recovery import callbacks
-from recovery import transaction as tx
-from recovery.evidence import evidence_for_workflow_under_lock
+from recovery.engine import callbacks
+from recovery.engine import transaction as tx
+from recovery.engine.evidence import evidence_for_workflow_under_lock
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.wcs_helpers import create, finish, rows, stock_locations
 from tests.wms_state import diff, snapshot

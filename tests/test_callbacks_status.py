@@ -1,6 +1,6 @@
 """status_under_lock: a job status report under the workflow row lock, called directly."""
 
-from recovery.callbacks import JobStatusRequest, status_under_lock
+from recovery.engine.callbacks import JobStatusRequest, status_under_lock
 from tests.callback_support import under_lock
 from tests.wcs_helpers import create, finish, rows
 from tests.wms_state import diff, snapshot

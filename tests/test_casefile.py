@@ -13,7 +13,7 @@ from console.models import CancelProposal, Notification
 from console.notes.services import note_create
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.services import notification_acknowledge
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, shiftlead, shiftlead2, ...)
 from tests.repair_support import at_source, fingerprint, key, paused

@@ -11,7 +11,7 @@ from django_q.signing import SignedPackage
 from django_q.status import Stat, Status
 
 from recovery.models import RecoveryCycle
-from recovery.retention import ensure_retention_schedule
+from recovery.runtime.retention import ensure_retention_schedule
 
 
 def test_it_lists_a_cluster_another_process_reported(transactional_db):

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from recovery.engine.schema import CONTRACT, missing_tables, procedure_exists
 from recovery.models import RecoveryDecision
-from recovery.schema import CONTRACT, missing_tables, procedure_exists
 
 
 def _sql(statement):
@@ -58,8 +58,8 @@ def test_recover_once_fails_when_the_cycle_fails(wms):
 
 
 def test_recover_once_on_the_demo_decides_exactly_what_the_table_says(wms, capsys):
+    from recovery.demo.warehouse import EXPECTED
     from recovery.management.commands.wms_demo import DEMO_MIX
-    from recovery.warehouse import EXPECTED
 
     call_command("wms_demo")
     capsys.readouterr()

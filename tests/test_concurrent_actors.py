@@ -19,9 +19,9 @@ from django.test import Client
 from console import repair
 from console.repair.registry import RepairAction
 from console.roles import OPERATOR
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
-from recovery.warehouse import WarehouseBuilder
+from recovery.demo.warehouse import WarehouseBuilder
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.test_properties import Warehouse
 from tests.wcs_helpers import TOKEN

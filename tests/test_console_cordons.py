@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from recovery.cordons import cordon_create
+from recovery.engine.cordons import cordon_create
+from recovery.engine.places import aisle_of
 from recovery.models import Cordon, CordonLift
-from recovery.places import aisle_of
 from tests.console_personas import personas  # noqa: F401  (fixture)
 
 ADD = "/cordons/new/"

@@ -5,11 +5,11 @@ import pytest
 from django.db import connection
 
 from console.workflows.evidence_card import Check, ExpectedState, build_evidence_card, table_decision
-from recovery.cycle import run_cycle
-from recovery.decisions import SPEC_BY_RULE, Action, Reason, Rule
-from recovery.evidence import evidence_for_workflow, evidence_from_json
+from recovery.demo.warehouse import CASES, EXPECTED
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import SPEC_BY_RULE, Action, Reason, Rule
+from recovery.engine.evidence import evidence_for_workflow, evidence_from_json
 from recovery.models import RecoveryDecision
-from recovery.warehouse import CASES, EXPECTED
 
 SPACES = ("stock.at_source", "stock.at_target", "source.tray", "target.tray")
 
@@ -160,7 +160,7 @@ def test_the_evidence_tables_partial_writes_what_the_template_loop_wrote(wms):
     from django.utils import translation
 
     def evidence_tables(card):
-        return render_to_string("console/_evidence_card.html#evidence-tables", {"card": card})
+        return render_to_string("workflows/_evidence_card.html#evidence-tables", {"card": card})
 
     cards = []
     for kind in (*sorted(PAUSES), "healthy", "finish_terminal", "completed"):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from console.readers.flow import flow_health
 from console.readers.recovery import recovery_health
 from console.workflows.selectors import dashboard_counts
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 

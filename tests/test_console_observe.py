@@ -11,9 +11,9 @@ from django.utils import timezone
 from console.models import RepairAudit
 from console.operations.observe import AGREES, DISAGREES, PENDING, agreement, observed_page
 from console.operations.preview import next_cycle_preview
-from recovery.cycle import run_cycle
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryDecision
-from recovery.warehouse import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.wcs_helpers import finish

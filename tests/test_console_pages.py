@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 # (url name, kwargs-builder, fragment id)

@@ -1,5 +1,5 @@
 """The paused list's rows and the evidence card's tables are template partials
-(console/paused_list.html#paused-rows, console/_evidence_card.html#evidence-tables) escaped by
+(workflows/paused_list.html#paused-rows, workflows/_evidence_card.html#evidence-tables) escaped by
 Django's autoescape: a hostile tray code, cargo space or reason code, as a WMS or a hand-edited row
 may hold, is shown as text and never becomes markup, in the partial alone and on the page."""
 
@@ -13,8 +13,8 @@ from django.utils.html import escape
 
 from console.readers.paused import PausedRow
 from console.workflows.evidence_card import CardField, CardSection, Check
-from recovery.cycle import run_cycle
-from recovery.decisions import Rule
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import Rule
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 HOSTILE = """<script>alert("x")</script>'&"""
@@ -23,11 +23,11 @@ HX = {"HX-Request": "true"}
 
 
 def rows_partial(rows) -> str:
-    return render_to_string("console/paused_list.html#paused-rows", {"page": {"rows": rows}})
+    return render_to_string("workflows/paused_list.html#paused-rows", {"page": {"rows": rows}})
 
 
 def tables_partial(sections) -> str:
-    return render_to_string("console/_evidence_card.html#evidence-tables", {"card": {"sections": sections}})
+    return render_to_string("workflows/_evidence_card.html#evidence-tables", {"card": {"sections": sections}})
 
 
 def test_a_hostile_tray_space_and_reason_stay_text_in_the_paused_rows(supervisor_client, wms):  # noqa: F811

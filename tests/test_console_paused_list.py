@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from console.readers import Cursor
 from console.readers.paused import PausedFilters, paused_workflows_page
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 LIST = reverse("paused-workflows")

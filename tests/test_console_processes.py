@@ -14,10 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from console.readers.processes import cluster_status
-from recovery.cycle import worker_name
+from recovery.engine.cycle import worker_name
 from recovery.models import ProcessHeartbeat, RecoveryCycle
-from recovery.processes import Heartbeat, beat
-from recovery.tasks import cluster_key, run_recovery_runner, run_startup_cycle
+from recovery.runtime.processes import Heartbeat, beat
+from recovery.runtime.tasks import cluster_key, run_recovery_runner, run_startup_cycle
 from tests.console_personas import personas  # noqa: F401  (fixture)
 
 URL = "/recovery/processes/"

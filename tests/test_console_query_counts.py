@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from console.readers.paused import PausedFilters, paused_workflows_page
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 

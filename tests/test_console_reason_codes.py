@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 
 from console.runbook import CATALOG, Correction, allowed_corrections, reason_code
-from recovery.decisions import PAUSE_REASONS, Action, Reason, Rule
-from recovery.warehouse import EXPECTED
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.decisions import PAUSE_REASONS, Action, Reason, Rule
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
@@ -16,7 +16,7 @@ def test_it_has_one_entry_per_pause_reason():
 @pytest.mark.parametrize("kind", [k for k, (a, _) in EXPECTED.items() if a == "PAUSE"])
 def test_it_lists_the_rule_that_produces_each_reason(wms, kind):
     from console.workflows.evidence_card import table_decision
-    from recovery.evidence import evidence_for_workflow
+    from recovery.engine.evidence import evidence_for_workflow
 
     decision = table_decision(evidence_for_workflow(wms.build(kind).workflow_id))
     assert decision.action is Action.PAUSE

@@ -7,7 +7,7 @@ from django.db import connection
 from django.urls import reverse
 
 from console.workflows.selectors import workflow_detail
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
@@ -121,7 +121,7 @@ def _rows(objects) -> list[dict]:
 
 
 def test_the_history_statement_reads_what_the_orm_reads(wms):
-    """The history fragment's one statement (console_sql.WORKFLOW_HISTORY) gives the same rows,
+    """The history fragment's one statement (workflows_sql.WORKFLOW_HISTORY) gives the same rows,
     in the same order, as reading each table through the ORM: awkward data included (a duplicated
     archive row, JSON payloads, more than 100 receipts, a locked space missing from
     bas_cargo_space, a space another workflow needs), and nothing of a neighbouring workflow."""
@@ -187,7 +187,7 @@ def test_the_history_statement_reads_what_the_orm_reads(wms):
 
 
 def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_client):  # noqa: F811
-    """console_sql.WORKFLOW_AND_JOURNAL gives the workflow row and its newest 50 decisions as the
+    """workflows_sql.WORKFLOW_AND_JOURNAL gives the workflow row and its newest 50 decisions as the
     ORM reads them (ties on decided_at broken by id, the evidence JSON as stored, a decision with
     no cycle), nothing of another workflow; an id beyond bigint is a 404, not a 500."""
     from recovery.models import RecoveryDecision, TidyWorkflow

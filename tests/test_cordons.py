@@ -1,4 +1,4 @@
-"""Cordons (recovery/cordons.py): a cordoned aisle or space refuses new tidy work in every creation
+"""Cordons (recovery/engine/cordons.py): a cordoned aisle or space refuses new tidy work in every creation
 path (the service, MANUAL with its vehicle snapshot, tidy_create, the simulator), naming the
 cordon; an ended or lifted cordon no longer refuses; running workflows go on; the record is
 append-only in the database."""
@@ -11,12 +11,12 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from console.simulator.wcs import WcsSimulator
-from recovery.cordons import CordonRefused, cordon_create, cordon_lift, cordons_in_force
-from recovery.creation import SpaceCordoned, TidyMove, create_tidy_workflow
-from recovery.cycle import run_cycle
+from recovery.engine.cordons import CordonRefused, cordon_create, cordon_lift, cordons_in_force
+from recovery.engine.creation import SpaceCordoned, TidyMove, create_tidy_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.places import aisle_of
+from recovery.engine.wcs import WcsVehicleSnapshotClient
 from recovery.models import Cordon, CordonLift, OutboundHttpRequest
-from recovery.places import aisle_of
-from recovery.wcs import WcsVehicleSnapshotClient
 from tests.wcs_helpers import TOKEN, answer, local_http_server, rows
 from tests.wms_state import diff, snapshot
 

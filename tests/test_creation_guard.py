@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.db import connections, transaction
 
 from console.simulator.wcs import WcsSimulator
-from recovery import wms_sql
-from recovery.creation import SpaceLocked, TidyMove, TrayBusy, TrayHolder, create_tidy_workflow
+from recovery.demo import sql as demo_sql
+from recovery.engine import wms_sql
+from recovery.engine.creation import SpaceLocked, TidyMove, TrayBusy, TrayHolder, create_tidy_workflow
 from recovery.models import tidy_job_id
 from tests.wcs_helpers import TOKEN, rows
 from tests.wms_state import diff, snapshot
@@ -22,7 +23,7 @@ THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current
 
 def other_job(wms, tray: str, source: str, *, in_or_out: int = 1, status: int = 2, job_id: str = "OUT-77") -> str:
     """An active WMS job that is not a tidy job (an outbound pick, say) for `tray`."""
-    wms._x(wms_sql.BUILDER_INSERT_ACTIVE_JOB, {"j": job_id, "io": in_or_out, "st": status, "t": tray, "s": source,
+    wms._x(demo_sql.BUILDER_INSERT_ACTIVE_JOB, {"j": job_id, "io": in_or_out, "st": status, "t": tray, "s": source,
                                               "g": wms.add_space(None)})
     return job_id
 

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from recovery.decisions import Action, Reason, Rule, decide
-from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
+from recovery.engine.decisions import Action, Reason, Rule, decide
+from recovery.engine.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
 
 STEP = StepEvidence(step_id=11, step_no=1, status="DISPATCHED", tray_code="T1", cargo_space_id="S1",
                     target_cargo_space_id="S2")
@@ -151,7 +151,7 @@ def test_it_pauses_when_no_job_exists():
 
 
 def test_every_rule_has_an_explanation():
-    from recovery.decisions import RULE_EXPLANATIONS
+    from recovery.engine.decisions import RULE_EXPLANATIONS
 
     assert set(RULE_EXPLANATIONS) == set(Rule)
 
@@ -163,14 +163,14 @@ def test_the_fingerprint_changes_with_the_evidence_and_only_with_it():
 
 
 def test_evidence_survives_the_journal_round_trip():
-    from recovery.evidence import evidence_from_json
+    from recovery.engine.evidence import evidence_from_json
 
     e = evidence(active_job=None, finish_job=FINISHED, finish_job_count=1, **TERMINAL)
     assert evidence_from_json(e.as_json()) == e
 
 
 def test_every_rule_has_one_fixed_decision_and_pauses_carry_a_reason():
-    from recovery.decisions import _DECISIONS
+    from recovery.engine.decisions import _DECISIONS
 
     assert set(_DECISIONS) == set(Rule)
     for rule, decision in _DECISIONS.items():
@@ -179,7 +179,7 @@ def test_every_rule_has_one_fixed_decision_and_pauses_carry_a_reason():
 
 
 def test_it_returns_the_shared_decision_of_the_rules_spec():
-    from recovery.decisions import SPEC_BY_RULE
+    from recovery.engine.decisions import SPEC_BY_RULE
 
     for e in (evidence(), evidence(active_job=None), evidence(workflow_status="PAUSED_RECOVERY")):
         d = decide(e)
@@ -198,7 +198,7 @@ def test_job_matches_and_job_mismatches_agree(field, value):
 
 
 def test_a_disagreeing_fact_names_the_deciding_rule_if_it_checks_it_else_the_first_that_does():
-    from recovery.decisions import ExpectedState, checking_rule
+    from recovery.engine.decisions import ExpectedState, checking_rule
 
     pre, terminal = ExpectedState.PRE_MOVE, ExpectedState.TERMINAL
     assert checking_rule("active.present", pre) is Rule.ACTIVE_AND_FINISHED

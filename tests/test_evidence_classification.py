@@ -7,16 +7,16 @@ into shards, and read in parts at once."""
 import pytest
 from django.db import connection
 
-from recovery import cycle as recovery_cycle
-from recovery.cycle import ApplyWorkers, classify
-from recovery.decisions import decide
-from recovery.evidence import (
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine import cycle as recovery_cycle
+from recovery.engine.cycle import ApplyWorkers, classify
+from recovery.engine.decisions import decide
+from recovery.engine.evidence import (
     ClassificationEvidence,
     evidence_for_active_workflows,
     evidence_for_workflow,
     stream_classification,
 )
-from recovery.warehouse import EXPECTED
 
 
 def _x(sql: str, params: tuple = ()) -> list[tuple]:

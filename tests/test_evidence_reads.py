@@ -2,14 +2,14 @@
 
 from django.db import connection, transaction
 
-from recovery.evidence import (
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.evidence import (
     evidence_for_active_workflows,
     evidence_for_workflow,
     evidence_for_workflow_under_lock,
 )
-from recovery.lease import connect_direct
-from recovery.transaction import lock_and_read
-from recovery.warehouse import EXPECTED
+from recovery.engine.transaction import lock_and_read
+from recovery.runtime.lease import connect_direct
 
 
 def test_the_prepared_read_equals_the_plain_read_for_every_kind(wms):
@@ -70,7 +70,7 @@ def test_connections_keep_one_generic_plan_for_prepared_statements(transactional
 def test_evidence_built_from_a_row_is_complete_and_equal_to_a_constructed_one(wms):
     import dataclasses
 
-    from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
+    from recovery.engine.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
 
     built = wms.build("finish_terminal")
     fast = evidence_for_workflow(built.workflow_id)

@@ -5,9 +5,9 @@ rolled back)."""
 
 from django.db import connection
 
-from recovery import evidence as evidence_module
-from recovery.evidence import ClassificationEvidence, evidence_for_workflow, stream_classification
-from recovery.warehouse import EXPECTED
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine import evidence as evidence_module
+from recovery.engine.evidence import ClassificationEvidence, evidence_for_workflow, stream_classification
 
 
 def _active_ids() -> list[int]:

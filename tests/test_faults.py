@@ -1,7 +1,7 @@
 import pytest
 
-from recovery.faults import FaultInjected, fault_point
-from recovery.transaction import Outcome, reconcile_workflow
+from recovery.engine.faults import FaultInjected, fault_point
+from recovery.engine.transaction import Outcome, reconcile_workflow
 from tests.wms_state import diff, snapshot
 
 
@@ -22,7 +22,7 @@ def test_a_raising_fault_inside_a_recovery_transaction_rolls_it_back(wms, monkey
 
 
 def test_a_fault_in_one_workflow_is_counted_and_the_cycle_goes_on(wms, monkeypatch):
-    from recovery.cycle import run_cycle
+    from recovery.engine.cycle import run_cycle
 
     wms.build("finish_terminal")
     wms.build("job_missing")

@@ -14,7 +14,7 @@ from console.models import WorkflowNote
 from console.readers.shifts import shift_at
 from console.readers.stalled import stalled_workflows
 from console.simulator.wcs import WcsSimulator
-from recovery.cordons import cordons_in_force
+from recovery.engine.cordons import cordons_in_force
 from recovery.management.commands.wms_demo import DEMO_CORDON_REASON, STALLED_DEMO_MINUTES
 from recovery.models import Cordon
 from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)

@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from recovery.cycle import run_cycle
-from recovery.lease import connect_direct
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
+from recovery.runtime.lease import connect_direct
 
 
 def _cycle(age_seconds: float, outcome="SUCCEEDED", **shard) -> RecoveryCycle:
@@ -122,11 +122,11 @@ def test_the_old_health_address_is_gone(client):
 
 def test_readiness_reads_only_the_newest_successful_cycle(transactional_db):
     """The readiness query is served by the (outcome, finished_at) index, however long the journal."""
-    from console import console_sql
+    from console.readers import sql as readers_sql
 
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        cursor.execute("EXPLAIN " + console_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": 30})
+        cursor.execute("EXPLAIN " + readers_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": 30})
         plan = "\n".join(r[0] for r in cursor.fetchall())
         cursor.execute("RESET enable_seqscan")
     assert "recovery_re_outcome_760dfc_idx" in plan

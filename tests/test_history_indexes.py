@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from console import console_sql
+from console.analytics import sql as analytics_sql
 from console.analytics.selectors import _params
 from console.casefile.sources import notifications_about
 from recovery.models import CallbackReceipt
@@ -92,5 +92,5 @@ def test_the_case_files_receipt_page_reads_only_its_rows_through_the_workflow_id
 def test_the_analytics_windows_read_the_notifications_through_the_opened_at_index(history, statement):
     now = timezone.now()
     params = _params(now=now, since=now - timedelta(days=30), spaces=[])
-    text = plan(getattr(console_sql, statement), params)
+    text = plan(getattr(analytics_sql, statement), params)
     assert reads_through_an_index(text, "console_notification", "notification_opened_idx"), text

@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from console.input_checks import BIGINT_MAX, MAX_JSON_BODY_BYTES
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
+from recovery.engine.wms_sql import WMS_TABLES
 from recovery.models import tidy_job_id
-from recovery.wms_sql import WMS_TABLES
 from tests.repair_support import audit_truncate_allowed, make_user  # noqa: F401 - fixture
 from tests.wcs_helpers import TOKEN, create
 

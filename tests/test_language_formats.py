@@ -26,7 +26,7 @@ from console.templatetags.console_tags import (
     when_ahead,
     yesno_text,
 )
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.visible_text import english_left
@@ -160,7 +160,7 @@ def _rows():
 
 def paused_rows(rows) -> str:
     """The paused list's rows, as its partial renders them."""
-    return render_to_string("console/paused_list.html#paused-rows", {"page": {"rows": rows}})
+    return render_to_string("workflows/paused_list.html#paused-rows", {"page": {"rows": rows}})
 
 
 def test_the_paused_rows_speak_the_language():

@@ -144,7 +144,7 @@ def test_an_unknown_language_changes_nothing(supervisor_client):  # noqa: F811
 
 
 def test_reason_codes_stay_untranslated(supervisor_client, wms):  # noqa: F811
-    from recovery.cycle import run_cycle
+    from recovery.engine.cycle import run_cycle
 
     wms.build("job_missing")
     run_cycle()
@@ -353,7 +353,7 @@ def test_every_module_that_declares_texts_has_each_translated():
     translated = {(e.msgctxt, e.msgid) for e in po if not e.obsolete and not e.fuzzy
                   and (e.msgstr or (e.msgid_plural and all(e.msgstr_plural.values())))}
     modules = modules_declaring_texts()
-    assert {"console/repair/registry.py", "console/repair/texts.py", "recovery/decisions.py",
+    assert {"console/repair/registry.py", "console/repair/texts.py", "recovery/engine/decisions.py",
             "console/notifications/events.py", "console/runbook.py"} <= set(modules)
     untranslated = []
     for path, (marked, literal_ids, constants) in modules.items():

@@ -21,9 +21,9 @@ from django.utils.html import escape
 
 from console.repair.registry import FAMILIES
 from console.runbook import CATALOG
-from recovery.cycle import run_cycle
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt
-from recovery.warehouse import EXPECTED
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.visible_text import english_left

@@ -16,7 +16,7 @@ from console.input_checks import InputRefused, ascii_int, safe_text
 from console.models import CancelProposal, Notification, NotificationAcknowledgement, RepairAudit, WorkflowNote
 from console.roles import OPERATOR, SHIFT_LEAD
 from console.runbook import CATALOG
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from tests.console_personas import make_user, personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)

@@ -14,7 +14,7 @@ from console.models import Notification, NotificationThreshold
 from console.notifications.delivery import WEBHOOK_FIELDS, deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.messages import with_texts
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
 from tests.notification_support import *  # noqa: F403  (fixtures)

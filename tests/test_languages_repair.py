@@ -13,9 +13,9 @@ from django.utils import translation
 from console.models import CancelProposal, RepairAudit, RepairBatch
 from console.repair import texts
 from console.repair.forms import AuditFilterForm, RepairForm
-from recovery.decisions import RULE_EXPLANATIONS, Rule
+from recovery.engine.decisions import RULE_EXPLANATIONS, Rule
+from recovery.engine.transaction import repair as m
 from recovery.messages import Message
-from recovery.transaction import repair as m
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused, run_queued_tasks
 from tests.visible_text import WORD, english_left

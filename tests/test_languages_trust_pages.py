@@ -9,7 +9,7 @@ from django.db import connection
 
 from console.models import RepairAudit
 from console.notes.services import note_create
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.test_analytics import pause
@@ -81,7 +81,7 @@ def test_the_case_file_speaks_chinese(wms, client, personas, settings):  # noqa:
 
 
 def test_the_analytics_speak_chinese(wms, client, personas, audit_truncate_allowed):  # noqa: F811
-    from recovery.warehouse import WarehouseBuilder
+    from recovery.demo.warehouse import WarehouseBuilder
 
     pause(WarehouseBuilder(), "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=5), ended_after=10)
     pause(WarehouseBuilder(space_prefix="B"), "RECOVERY_JOB_MISMATCH", datetime.now(UTC) - timedelta(hours=3))

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from django.db import connection
 from django.test import override_settings
 
-from recovery.lease import lease_connection_parameters, try_lease
 from recovery.models import RecoveryCycle
-from recovery.signals import start_up_cycle
-from recovery.tasks import run_recovery_runner, run_startup_cycle
+from recovery.runtime.lease import lease_connection_parameters, try_lease
+from recovery.runtime.signals import start_up_cycle
+from recovery.runtime.tasks import run_recovery_runner, run_startup_cycle
 
 
 def test_the_lease_connection_sets_keepalives_and_timeouts(transactional_db):

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from recovery import transaction as tx
-from recovery.creation import (
+from recovery.engine import transaction as tx
+from recovery.engine.creation import (
     InvalidMoves,
     NoVehicleAvailable,
     SpaceLocked,
@@ -15,8 +15,8 @@ from recovery.creation import (
     WcsUnavailable,
     create_tidy_workflow,
 )
+from recovery.engine.wcs import WcsVehicleSnapshotClient
 from recovery.models import OutboundHttpRequest, tidy_job_id
-from recovery.wcs import WcsVehicleSnapshotClient
 from tests.wcs_helpers import answer, create, finish, local_http_server, rows, space_tray, stock_locations
 from tests.wms_state import diff, snapshot
 

@@ -14,11 +14,11 @@ import time
 from django.test import Client
 
 from console.replay.processes import database_url
-from recovery import logcontext
-from recovery.logcontext import NonBlockingHandler, dropped_log_records
-from recovery.logdrops import record_log_drops
+from recovery.demo.warehouse import BulkSeeder
+from recovery.logs import logcontext
+from recovery.logs.logcontext import NonBlockingHandler, dropped_log_records
+from recovery.logs.logdrops import record_log_drops
 from recovery.models import LogDrops, RecoveryCycle, RecoveryDecision
-from recovery.warehouse import BulkSeeder
 from tests.test_recovery_shards import ROOT, _wait_for
 
 F_SETPIPE_SZ = 1031  # Linux: the smallest pipe (one page) fills after a dozen JSON lines
@@ -170,7 +170,7 @@ def test_a_forked_child_logs_through_a_queue_of_its_own():
 def test_every_process_is_configured_with_the_non_blocking_handler():
     from django.conf import settings
 
-    assert settings.LOGGING["handlers"]["console"]["class"] == "recovery.logcontext.NonBlockingHandler"
+    assert settings.LOGGING["handlers"]["console"]["class"] == "recovery.logs.logcontext.NonBlockingHandler"
     gunicorn_conf = (ROOT / "deploy" / "gunicorn.conf.py").read_text()
     assert "logconfig_dict = logging_config(" in gunicorn_conf
     assert any(isinstance(h, NonBlockingHandler) for h in logging.getLogger().handlers)

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from pythonjsonlogger.json import JsonFormatter
 
-from recovery.cycle import run_cycle
-from recovery.logcontext import ContextFilter, log_format_from_environ, logging_config
+from recovery.engine.cycle import run_cycle
+from recovery.logs.logcontext import ContextFilter, log_format_from_environ, logging_config
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, ...)
 from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wcs_helpers import post
@@ -115,7 +115,7 @@ def test_the_format_is_json_unless_debug_is_on(environ, expected):
 
 
 def test_the_text_format_shows_the_request_id_or_a_dash():
-    from recovery.logcontext import TextFormatter, request_id_var
+    from recovery.logs.logcontext import TextFormatter, request_id_var
 
     spec = logging_config(log_format="text")["formatters"]["text"]
     formatter = TextFormatter(spec["format"])

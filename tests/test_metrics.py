@@ -8,10 +8,10 @@ from django.db import connection
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from recovery.cycle import run_cycle
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import PAUSE_REASONS
 from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.retention import journal_retention_run
+from recovery.runtime.retention import journal_retention_run
 from tests.wcs_helpers import finish, post
 
 CONTRACT = [
@@ -167,13 +167,13 @@ def test_it_refuses_other_methods(transactional_db, client):
 def test_the_metrics_queries_use_their_index(wms, statement, index, priced_out):
     """With sequential scans priced out the planner shows which index serves the query: if the
     index were missing or unusable the plan would still scan the table."""
-    from console import console_sql
+    from console.operations import sql as operations_sql
 
     with connection.cursor() as cursor:
         for setting in priced_out:
             cursor.execute(f"SET {setting} = off")
         try:
-            cursor.execute("EXPLAIN " + getattr(console_sql, statement), {"stalled_after_minutes": 15})
+            cursor.execute("EXPLAIN " + getattr(operations_sql, statement), {"stalled_after_minutes": 15})
             plan = "\n".join(r[0] for r in cursor.fetchall())
         finally:
             cursor.execute("RESET ALL")
@@ -182,7 +182,7 @@ def test_the_metrics_queries_use_their_index(wms, statement, index, priced_out):
 
 def test_a_database_that_does_not_answer_fails_the_scrape_with_503(transactional_db, client):
     """A real lock: the scrape's statement timeout ends the wait and the scrape says so."""
-    from recovery.lease import connect_direct
+    from recovery.runtime.lease import connect_direct
 
     holder = connect_direct("tidy-test-lock-holder")
     holder.autocommit = False

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
+from recovery.engine.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
 from recovery.models import CallbackReceipt, OutboundHttpRequest
-from recovery.retention import journal_retention_run
-from recovery.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
+from recovery.runtime.retention import journal_retention_run
 from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 from tests.test_metrics import scrape, value
@@ -202,12 +202,14 @@ def test_the_communication_queries_use_their_index(wms, statement, index):
     """Sequential scans priced out, the plan names the index that serves each scrape's read."""
     from django.db import connection
 
-    from console import console_sql
+    from console.operations import sql as operations_sql
+    from console.readers import sql as readers_sql
 
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
         try:
-            cursor.execute("EXPLAIN " + getattr(console_sql, statement), {"since": timezone.now()})
+            text = getattr(operations_sql, statement, None) or getattr(readers_sql, statement)
+            cursor.execute("EXPLAIN " + text, {"since": timezone.now()})
             plan = "\n".join(r[0] for r in cursor.fetchall())
         finally:
             cursor.execute("RESET ALL")

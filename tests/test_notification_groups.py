@@ -17,7 +17,7 @@ from console.notifications.evaluate import evaluate_notifications
 from console.notifications.groups import group_key
 from console.notifications.services import notification_acknowledge
 from console.roles import SHIFT_LEAD
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from recovery.models import TidyWorkflow
 from tests.console_personas import make_user
 from tests.notification_support import *  # noqa: F403  (fixtures)

@@ -314,7 +314,7 @@ def test_a_delivery_whose_database_connection_dies_is_recorded_as_failed_and_the
 
         def terminate_once(received):
             if len(receiver.requests) == 1:
-                from recovery.lease import connect_direct
+                from recovery.runtime.lease import connect_direct
 
                 other = connect_direct("tidy-test-terminator")
                 try:

@@ -5,7 +5,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.notification_support import *  # noqa: F403  (fixtures)
 

@@ -14,14 +14,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from console.models import Notification
 from console.notifications.evaluate import evaluate_notifications
 from console.replay.database import compare, live_checksums, replay_tables
-from recovery.cycle import CarriedBacklog, run_cycle
-from recovery.decisions import decide
-from recovery.evidence import evidence_for_workflow
-from recovery.lease import connect_direct
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.cycle import CarriedBacklog, run_cycle
+from recovery.engine.decisions import decide
+from recovery.engine.evidence import evidence_for_workflow
+from recovery.engine.wms_sql import WMS_TABLES
 from recovery.models import JournalTotal, RecoveryCycle, RecoveryDecision
-from recovery.retention import journal_retention_run
-from recovery.warehouse import EXPECTED
-from recovery.wms_sql import WMS_TABLES
+from recovery.runtime.lease import connect_direct
+from recovery.runtime.retention import journal_retention_run
 from tests.wcs_helpers import create, finish, status
 from tests.wms_state import diff, snapshot
 

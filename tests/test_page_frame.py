@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from console.models import CancelProposal, RepairAudit, RepairBatch
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.console_personas import personas  # noqa: F401  (fixture)
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 

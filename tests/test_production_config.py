@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from console.replay.processes import database_url, free_port
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.test_metrics import CONTRACT
 
 ROOT = Path(__file__).resolve().parent.parent

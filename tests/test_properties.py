@@ -28,12 +28,12 @@ from console import repair
 from console.api import parsing
 from console.repair.registry import RepairAction
 from console.roles import OPERATOR
-from recovery import callbacks, creation
-from recovery.creation import CreationRefused, TidyMove
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
-from recovery.faults import FaultInjected
-from recovery.warehouse import WarehouseBuilder, truncate_wms_tables
+from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
+from recovery.engine import callbacks, creation
+from recovery.engine.creation import CreationRefused, TidyMove
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
+from recovery.engine.faults import FaultInjected
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.wms_state import snapshot
 

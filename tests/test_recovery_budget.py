@@ -4,9 +4,9 @@ rest recorded as the cycle's backlog; health says "draining", not "stale", meanw
 from django.urls import reverse
 
 from console.readers.recovery import recovery_health
-from recovery.cycle import run_cycle
+from recovery.demo.warehouse import BulkSeeder
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision
-from recovery.warehouse import BulkSeeder
 from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
@@ -64,7 +64,7 @@ def test_sharded_health_adds_the_backlog_of_every_shard(wms):
 
 
 def test_the_runner_follows_a_cycle_that_left_a_backlog_at_once(wms, settings):
-    from recovery.tasks import run_recovery_runner
+    from recovery.runtime.tasks import run_recovery_runner
 
     settings.RECOVERY_CYCLE_MAX_DECISIONS = 2
     BulkSeeder().seed("missing", 6)
@@ -98,7 +98,7 @@ def test_while_a_backlog_drains_metrics_show_it_and_readiness_stays_ready(wms, c
 
 
 def test_a_carried_backlog_is_decided_without_classifying_again_oldest_first(wms):
-    from recovery.cycle import CarriedBacklog
+    from recovery.engine.cycle import CarriedBacklog
 
     seeder = BulkSeeder()
     seeder.seed("healthy", 5)
@@ -122,7 +122,7 @@ def test_a_carried_backlog_is_decided_without_classifying_again_oldest_first(wms
 
 
 def test_a_carried_id_decided_elsewhere_meanwhile_is_left_not_decided_twice(wms):
-    from recovery.cycle import CarriedBacklog
+    from recovery.engine.cycle import CarriedBacklog
 
     BulkSeeder().seed("missing", 6)
     carried = CarriedBacklog()
@@ -135,7 +135,7 @@ def test_a_carried_id_decided_elsewhere_meanwhile_is_left_not_decided_twice(wms)
 
 
 def test_a_carried_backlog_expires_and_the_shard_is_classified_afresh(wms, monkeypatch):
-    from recovery import cycle as cycle_module
+    from recovery.engine import cycle as cycle_module
 
     seeder = BulkSeeder()
     needing = list(seeder.seed("missing", 6))
@@ -150,7 +150,7 @@ def test_a_carried_backlog_expires_and_the_shard_is_classified_afresh(wms, monke
 
 
 def test_the_ones_a_carried_cycle_did_not_start_come_first_next_time(wms):
-    from recovery.cycle import CarriedBacklog
+    from recovery.engine.cycle import CarriedBacklog
 
     needing = list(BulkSeeder().seed("missing", 6))
     carried = CarriedBacklog()
@@ -163,7 +163,7 @@ def test_the_ones_a_carried_cycle_did_not_start_come_first_next_time(wms):
 
 
 def test_a_classified_cycle_that_stops_early_carries_its_unstarted_ones_first(wms):
-    from recovery.cycle import CarriedBacklog
+    from recovery.engine.cycle import CarriedBacklog
 
     needing = list(BulkSeeder().seed("missing", 6))
     carried = CarriedBacklog()

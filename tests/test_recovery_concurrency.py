@@ -6,13 +6,13 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
-from recovery.cycle import run_cycle
-from recovery.decisions import decide
-from recovery.evidence import evidence_for_workflow
-from recovery.lease import connect_direct
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import decide
+from recovery.engine.evidence import evidence_for_workflow
+from recovery.engine.transaction import StaleEvidence, apply_decision
 from recovery.models import RecoveryDecision
-from recovery.transaction import StaleEvidence, apply_decision
-from recovery.warehouse import EXPECTED
+from recovery.runtime.lease import connect_direct
 from tests.wms_state import diff, snapshot
 
 MIX = [k for k in EXPECTED if k not in {"completed"}]
@@ -180,7 +180,7 @@ def test_a_terminated_connection_mid_cycle_is_survived(wms):
     next one reconnects, and a later cycle finishes the job."""
     built = [wms.build("job_missing") for _ in range(3)]
     killer = connect_direct("test-killer")
-    from recovery import transaction as tx
+    from recovery.engine import transaction as tx
 
     original = tx.decide
     calls = {"n": 0}

@@ -2,9 +2,9 @@
 
 import pytest
 
-from recovery.cycle import run_cycle
+from recovery.demo.warehouse import EXPECTED
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision, tidy_job_id
-from recovery.warehouse import EXPECTED
 from tests.wms_state import diff, snapshot
 
 PAUSE_KINDS = [k for k, (action, _) in EXPECTED.items() if action == "PAUSE"]

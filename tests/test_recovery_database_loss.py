@@ -17,11 +17,11 @@ from django.db import connection
 from django.utils import timezone
 
 from console import devdb
+from recovery.demo.warehouse import BulkSeeder
 from recovery.errors import database_unreachable
-from recovery.lease import connect_direct
 from recovery.models import RecoveryCycle
-from recovery.tasks import retry_delays
-from recovery.warehouse import BulkSeeder
+from recovery.runtime.lease import connect_direct
+from recovery.runtime.tasks import retry_delays
 from tests.test_recovery_shards import _start_runner, _wait_for
 
 INTERVAL = 2.0
@@ -156,7 +156,7 @@ def test_a_runner_whose_database_never_comes_back_hands_over_to_the_schedule_at_
 
     with database_at("127.0.0.1", closed_port()):
         started = time.monotonic()
-        from recovery.tasks import run_recovery_runner
+        from recovery.runtime.tasks import run_recovery_runner
 
         result = run_recovery_runner(seconds=3.5, interval=2)
         elapsed = time.monotonic() - started
@@ -194,8 +194,8 @@ def test_only_a_lost_connection_counts_as_the_database_being_unreachable():
 
 
 def test_a_cycle_cut_off_from_the_database_is_recorded_as_such(wms, monkeypatch):
-    from recovery import cycle as recovery_cycle
-    from recovery.cycle import run_cycle
+    from recovery.engine import cycle as recovery_cycle
+    from recovery.engine.cycle import run_cycle
 
     wms.build("job_missing")
     original = recovery_cycle.stream_classification
@@ -218,8 +218,8 @@ def test_a_cycle_cut_off_from_the_database_is_recorded_as_such(wms, monkeypatch)
 def test_a_cycle_that_fails_for_another_reason_is_a_failed_cycle(wms, monkeypatch):
     import psycopg
 
-    from recovery import cycle as recovery_cycle
-    from recovery.cycle import run_cycle
+    from recovery.engine import cycle as recovery_cycle
+    from recovery.engine.cycle import run_cycle
 
     wms.build("job_missing")
 

@@ -17,7 +17,7 @@ from django.db import connection
 from django.utils import timezone
 
 from console.replay.processes import database_url
-from recovery.lease import RUNNER_PRESENCE_KEY, live_runners, shard_lease_key
+from recovery.runtime.lease import RUNNER_PRESENCE_KEY, live_runners, shard_lease_key
 from tests.test_recovery_shards import ROOT, _start_runner, _wait_for
 
 SHARDS = 2

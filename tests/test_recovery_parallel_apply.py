@@ -3,9 +3,9 @@ transaction of one workflow: every workflow gets exactly one decision, journaled
 
 import logging
 
-from recovery import cycle as recovery_cycle
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
+from recovery.engine import cycle as recovery_cycle
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
 from recovery.models import RecoveryDecision
 
 KINDS = {"job_missing": "PAUSE", "finish_terminal": "ADVANCE", "all_completed": "COMPLETE"}
@@ -85,7 +85,7 @@ def test_a_runners_apply_workers_keep_their_connections_between_cycles_and_close
 
 
 def test_the_runner_closes_its_apply_workers_connections(wms, settings):
-    from recovery.tasks import run_recovery_runner
+    from recovery.runtime.tasks import run_recovery_runner
 
     settings.RECOVERY_APPLY_WORKERS = 2
     before = _apply_backends()

@@ -6,10 +6,10 @@ import time
 from django.utils import timezone
 from django_q.models import Schedule
 
-from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.models import RecoveryCycle
-from recovery.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
-from recovery.tasks import run_recovery_runner, run_startup_cycle
+from recovery.runtime.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
+from recovery.runtime.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
+from recovery.runtime.tasks import run_recovery_runner, run_startup_cycle
 
 
 def test_the_migration_declares_one_schedule_and_declaring_again_changes_nothing(transactional_db):
@@ -39,7 +39,7 @@ def test_the_scheduled_runner_runs_cycles_until_its_time_is_up(wms):
     assert result["skipped"] is False
     assert result["cycles"] >= 2
     assert RecoveryCycle.objects.filter(trigger="SCHEDULE", outcome="SUCCEEDED").count() == result["cycles"]
-    from recovery.evidence import evidence_for_workflow
+    from recovery.engine.evidence import evidence_for_workflow
 
     assert evidence_for_workflow(built.workflow_id).workflow_status == "PAUSED_RECOVERY"
 
@@ -86,7 +86,7 @@ def test_a_runner_lives_until_the_scheduler_fires_the_next_one_at_the_latest(tra
 
     from django.utils import timezone
 
-    from recovery.tasks import _runner_life
+    from recovery.runtime.tasks import _runner_life
 
     ensure_recovery_schedule()  # a transactional test database is flushed between tests
     Schedule.objects.filter(name=SCHEDULE_NAME).update(next_run=timezone.now() + timedelta(seconds=20))
@@ -181,7 +181,7 @@ def test_the_bridge_runner_lives_past_the_schedulers_first_wake(transactional_db
 
     from django.utils import timezone
 
-    from recovery.tasks import _runner_life
+    from recovery.runtime.tasks import _runner_life
 
     settings.RECOVERY_INTERVAL_SECONDS = 10
     ensure_recovery_schedule()
@@ -199,7 +199,7 @@ def test_a_worker_replacing_a_dead_one_queues_a_runner_when_none_is_live(wms):
 
     from django_q.models import OrmQ
 
-    from recovery.lease import shard_leases
+    from recovery.runtime.lease import shard_leases
 
     assert run_startup_cycle("host:cluster-8") is True
     OrmQ.objects.all().delete()  # the start-up's own runner came and went
@@ -213,3 +213,16 @@ def test_a_worker_replacing_a_dead_one_queues_a_runner_when_none_is_live(wms):
     (queued,) = OrmQ.objects.all()
     assert queued.task["func"] == RUNNER_FUNC and queued.task["kwargs"] == {"bridge": True}
     assert RecoveryCycle.objects.filter(trigger="STARTUP").count() == 1
+
+
+def test_the_function_paths_stored_in_schedule_rows_still_name_the_runner_and_retention():
+    """Schedule rows and queued tasks of existing databases store these paths as text; django-q2
+    imports them by name, so they name the same functions wherever the modules live."""
+    from django.utils.module_loading import import_string
+
+    from recovery.runtime import retention
+
+    assert RUNNER_FUNC == "recovery.tasks.run_recovery_runner"
+    assert import_string(RUNNER_FUNC) is run_recovery_runner
+    assert retention.TASK_FUNC == "recovery.retention.journal_retention_run"
+    assert import_string(retention.TASK_FUNC) is retention.journal_retention_run

@@ -15,12 +15,12 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from console.replay.processes import database_url
-from recovery.cycle import run_cycle
-from recovery.lease import RUNNER_LEASE_KEY, connect_direct, shard_lease_key, shard_leases
+from recovery.demo.warehouse import BulkSeeder
+from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision
-from recovery.schedule import SCHEDULE_NAME, SHARD_SCHEDULE_PREFIX, ensure_recovery_schedule
-from recovery.tasks import run_recovery_runner
-from recovery.warehouse import BulkSeeder
+from recovery.runtime.lease import RUNNER_LEASE_KEY, connect_direct, shard_lease_key, shard_leases
+from recovery.runtime.schedule import SCHEDULE_NAME, SHARD_SCHEDULE_PREFIX, ensure_recovery_schedule
+from recovery.runtime.tasks import run_recovery_runner
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 3
@@ -30,7 +30,7 @@ RUNNER = """
 import sys
 import django
 django.setup()
-from recovery.tasks import run_recovery_runner
+from recovery.runtime.tasks import run_recovery_runner
 print(run_recovery_runner(seconds=float(sys.argv[1]), interval=float(sys.argv[2]), shards=int(sys.argv[3])),
       flush=True)
 """

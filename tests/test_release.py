@@ -8,8 +8,8 @@ from django.db import connection
 from django_q.models import Schedule
 
 from console.notifications.schedule import SCHEDULE_NAME as NOTIFICATIONS
-from recovery.retention import SCHEDULE_NAME as RETENTION
-from recovery.schedule import SCHEDULE_NAME as RECOVERY
+from recovery.runtime.retention import SCHEDULE_NAME as RETENTION
+from recovery.runtime.schedule import SCHEDULE_NAME as RECOVERY
 
 
 def test_it_prepares_everything_once_and_says_each_step(transactional_db, settings, tmp_path):

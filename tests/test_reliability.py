@@ -18,11 +18,11 @@ import pytest
 from django.db import connection, connections
 from django.test import Client
 
-from recovery import cycle as recovery_cycle
-from recovery.cycle import run_cycle
-from recovery.evidence import evidence_for_workflow
-from recovery.lease import connect_direct
+from recovery.engine import cycle as recovery_cycle
+from recovery.engine.cycle import run_cycle
+from recovery.engine.evidence import evidence_for_workflow
 from recovery.models import RecoveryDecision, tidy_job_id
+from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 from tests.wms_state import snapshot
 

@@ -4,7 +4,7 @@ outcome per workflow linked back to the batch."""
 from django.urls import reverse
 
 from console.models import RepairAudit, RepairBatch
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import key, paused, run_queued_tasks
 from tests.wms_state import diff, snapshot

@@ -21,7 +21,7 @@ from console.repair.batch import BATCH_TASK, item_key
 from console.repair.registry import RepairAction
 from console.repair.tasks import batch_recheck_task
 from console.replay.processes import database_url
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused, run_queued_tasks
 from tests.wms_state import diff, snapshot

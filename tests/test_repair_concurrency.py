@@ -10,8 +10,8 @@ from django.db import connection, connections
 from console import repair
 from console.models import RepairAudit
 from console.repair.registry import RepairAction
-from recovery.lease import connect_direct
-from recovery.transaction import StaleWrite
+from recovery.engine.transaction import StaleWrite
+from recovery.runtime.lease import connect_direct
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, make_user, paused
 from tests.wms_state import diff, snapshot

@@ -6,9 +6,9 @@ from django.urls import reverse
 from console import repair
 from console.models import RepairAudit
 from console.repair.registry import RepairAction
-from recovery.cycle import run_cycle
-from recovery.decisions import Action, decide
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import Action, decide
+from recovery.engine.evidence import evidence_for_workflow
 from recovery.management.commands.wms_demo import load_demo
 from recovery.models import TidyWorkflow
 from tests.repair_support import *  # noqa: F403  (fixtures)

@@ -13,8 +13,8 @@ from django.urls import reverse
 from console.models import CancelProposal, RepairAudit
 from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair.selectors import batch_candidates
-from recovery.transaction import lock_workflow
-from recovery.warehouse import Move
+from recovery.demo.warehouse import Move
+from recovery.engine.transaction import lock_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wms_state import diff, snapshot

@@ -17,8 +17,8 @@ from console.repair import texts as t
 from console.repair.forms import RepairForm
 from console.repair.rules import RepairRequest
 from console.runbook import CATALOG, Correction
-from recovery.decisions import Reason
-from recovery.transaction import repair as m
+from recovery.engine.decisions import Reason
+from recovery.engine.transaction import repair as m
 from tests import test_repair_actions, test_repair_four_eyes
 
 # The one action that changes nothing in the WMS: rejecting a proposal.
@@ -63,7 +63,7 @@ def test_every_action_has_a_mutation_of_the_wms_layer(code):
         assert spec.mutation is None
         return
     assert callable(spec.mutation), f"{code} has no mutation"
-    assert inspect.getmodule(spec.mutation) is m  # every WMS mutation lives in recovery.transaction
+    assert inspect.getmodule(spec.mutation) is m  # every WMS mutation lives in recovery.engine.transaction
     assert "payload" in inspect.signature(spec.mutation).parameters
     assert registry.MUTATIONS[code] is spec.mutation
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 from console.replay import database as db
 from console.replay.runner import ReplayOptions, ReplayResult, _classify_outbound, run_replay
 from console.replay.scenarios import SCENARIOS
-from recovery.lease import connect_direct
 from recovery.models import OutboundHttpRequest
+from recovery.runtime.lease import connect_direct
 from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 
 # The test database is a throw-away one; on a configured server (DATABASE_URL, e.g. PostgreSQL

@@ -7,7 +7,7 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from recovery.models import CallbackReceipt, RecoveryCycle
-from recovery.retention import SCHEDULE_NAME, TASK_FUNC, ensure_retention_schedule, journal_retention_run
+from recovery.runtime.retention import SCHEDULE_NAME, TASK_FUNC, ensure_retention_schedule, journal_retention_run
 from tests.test_configuration import _manage
 
 
@@ -107,7 +107,7 @@ def test_each_retention_statement_finds_its_rows_through_a_time_index(transactio
     rows, through the time index named beside each statement."""
     from django.db import connection
 
-    from recovery import retention_sql
+    from recovery.runtime import retention_sql
 
     now = timezone.now()
     params = {"before": now - timedelta(days=90), "batch": 1000, "since": now - timedelta(minutes=30),

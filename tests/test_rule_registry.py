@@ -10,10 +10,10 @@ from django.utils.translation import gettext
 
 from console.runbook import CATALOG
 from console.workflows.evidence_card import build_evidence_card
-from recovery.decisions import PAUSE_REASONS, RULE_SPECS, Action, Decision, Reason, Rule, decide
-from recovery.evidence import evidence_for_workflow
+from recovery.demo.warehouse import CASES
+from recovery.engine.decisions import PAUSE_REASONS, RULE_SPECS, Action, Decision, Reason, Rule, decide
+from recovery.engine.evidence import evidence_for_workflow
 from recovery.management.commands.wms_demo import DEMO_MIX
-from recovery.warehouse import CASES
 
 PO = Path(__file__).resolve().parent.parent / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from recovery.demo.warehouse import BulkSeeder
 from recovery.models import RecoveryCycle
-from recovery.tasks import StopRequest
-from recovery.warehouse import BulkSeeder
+from recovery.runtime.tasks import StopRequest
 from tests.test_recovery_shards import _start_runner, _wait_for
 
 LIFE = 120.0  # far longer than the test waits: a runner that ignored the signal would time it out

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from console.simulator.wcs import Faults, SnapshotServer, WcsSimulator
+from recovery.engine.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient
 from recovery.models import CallbackReceipt, OutboundHttpRequest, tidy_job_id
-from recovery.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient
 from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +107,7 @@ def test_with_identity_it_sends_tray_place_and_sequence_and_late_reports_are_sta
 
 
 def test_on_request_it_reports_a_wrong_tray_once_and_recovery_pauses_the_workflow(wms, live_server):
-    from recovery.cycle import run_cycle
+    from recovery.engine.cycle import run_cycle
 
     created, moves = create(wms, 2)
     clock = FakeClock()
@@ -124,7 +124,7 @@ def test_on_request_it_reports_a_wrong_tray_once_and_recovery_pauses_the_workflo
 
 
 def test_it_leaves_paused_workflows_alone(wms, live_server):
-    from recovery.cycle import run_cycle
+    from recovery.engine.cycle import run_cycle
 
     wms.build("active_not_pre_move")
     run_cycle()

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from django.conf import settings
 from django.db import connection
 
-from recovery.creation import TidyMove, create_tidy_workflow
+from recovery.engine.creation import TidyMove, create_tidy_workflow
 
 TOKEN = settings.WCS_CALLBACK_TOKEN
 

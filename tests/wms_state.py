@@ -2,7 +2,7 @@
 
 from django.db import connection
 
-from recovery.wms_sql import WMS_TABLES
+from recovery.engine.wms_sql import WMS_TABLES
 
 # Columns that change on every write and are asserted separately where they matter.
 VOLATILE = {"updated_at", "completed_at", "received_at", "locked_at", "created_at", "finished_at"}

@@ -58,7 +58,7 @@ class RoleChangeAuditAdmin(ReadOnlyAdmin):
 
 class ReadOnlyScheduleAdmin(ReadOnlyMixin, ScheduleAdmin):
     """A schedule's `func` names code to run: the schedules are declared by the console itself
-    (recovery/schedule.py), never edited by hand."""
+    (recovery/runtime/schedule.py), never edited by hand."""
 
 
 admin.site.unregister(Schedule)

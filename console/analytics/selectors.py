@@ -2,7 +2,7 @@
 opened -> acknowledged) and time to resolve (paused -> resumed, completed or cancelled), p50 and p90
 with counts, by reason code, aisle (SPACE_CODE_PATTERN) and shift (SHIFT_STARTS), over 7 and 30
 days, and per week. The percentiles are computed in PostgreSQL (percentile_cont,
-console_sql.ANALYTICS_*); this module gives them the aisles and the shifts and shapes the rows.
+analytics_sql.ANALYTICS_*); this module gives them the aisles and the shifts and shapes the rows.
 Three queries, whatever the history's size.
 """
 
@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from django.conf import settings
 from django.utils.translation import gettext, gettext_lazy
 
-from console import console_sql
+from console.analytics import sql as analytics_sql
 from console.rack_map.drawing import parse_code
 from console.readers import fetch_dicts, fetch_rows
 from console.readers.shifts import shift_starts, warehouse_zone
@@ -128,10 +128,10 @@ def analytics(*, now: datetime) -> Analytics:
     """Both metrics: over the last 7 and 30 days (by start), overall and by reason, aisle and shift,
     and the last TREND_WEEKS weeks' trend."""
     window_since = now - timedelta(days=max(WINDOWS))
-    spaces = [row[0] for row in fetch_rows(console_sql.ANALYTICS_SPACES, {"since": window_since})]
+    spaces = [row[0] for row in fetch_rows(analytics_sql.ANALYTICS_SPACES, {"since": window_since})]
     reports = {m: MetricReport(m, Row("", ""), [Breakdown(d, []) for d in DIMENSIONS], []) for m in METRICS}
     found: dict[tuple[str, str, str], Row] = {}
-    for row in fetch_dicts(console_sql.ANALYTICS_PERCENTILES, _params(now=now, since=window_since, spaces=spaces)):
+    for row in fetch_dicts(analytics_sql.ANALYTICS_PERCENTILES, _params(now=now, since=window_since, spaces=spaces)):
         report = reports[row["metric"]]
         if row["dimension"] == "all":
             report.overall.windows[row["days"]] = _stat(row)
@@ -146,7 +146,7 @@ def analytics(*, now: datetime) -> Analytics:
     first_monday = local_today - timedelta(days=local_today.weekday(), weeks=TREND_WEEKS - 1)
     trend_since = datetime.combine(first_monday, datetime.min.time(), tzinfo=warehouse_zone())
     weekly = {(r["metric"], r["week"]): _stat(r)
-              for r in fetch_dicts(console_sql.ANALYTICS_WEEKLY, _params(now=now, since=trend_since, spaces=[]))}
+              for r in fetch_dicts(analytics_sql.ANALYTICS_WEEKLY, _params(now=now, since=trend_since, spaces=[]))}
     for metric, report in reports.items():
         report.weeks = [Week(first_monday + timedelta(weeks=i), weekly.get((metric, first_monday + timedelta(weeks=i)),
                                                                            EMPTY))

@@ -1,4 +1,4 @@
-"""Parsing the WCS callback bodies into the core's typed requests (recovery.callbacks).
+"""Parsing the WCS callback bodies into the core's typed requests (recovery.engine.callbacks).
 
 The rules are the published contract (docs/wcs-api.openapi.json); the checks themselves are the
 console's one set of hostile-input checks (console/input_checks.py). A refused body raises
@@ -29,7 +29,7 @@ from console.input_checks import (
     safe_text,
     unsafe_character,
 )
-from recovery.callbacks import (
+from recovery.engine.callbacks import (
     FINISH_STAGES,
     MAX_TEXT,
     REPORTABLE_JOB_STATUSES,

@@ -4,7 +4,7 @@ A callback's top-level field the contract does not name is ignored. Its name (cu
 MAX_NAME_LENGTH characters) is counted in `tidy_callback_unknown_fields_total{endpoint, field}`
 when the callback is read: under its own name while the site has fewer than MAX_NAMES labels or
 the name is one of them, else as `other`. The labels are the database's, not a process's
-(recovery/callback_fields.py): recycled workers and other nodes share the same 50. This process
+(recovery/engine/callback_fields.py): recycled workers and other nodes share the same 50. This process
 keeps the labels it has learnt, and once the site has MAX_NAMES of them it never asks again (a
 label is never removed). The receipt keeps each distinct name once, at most MAX_NAMES of them, and
 how many more there were. Each name is logged once per process (the first report that carries it),
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from django.db import DatabaseError
 
-from recovery.callback_fields import OTHER, field_labels_register, unknown_fields_count
+from recovery.engine.callback_fields import OTHER, field_labels_register, unknown_fields_count
 from recovery.models import CallbackFieldLabel
 
 log = logging.getLogger("console.api.unknown_fields")

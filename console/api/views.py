@@ -27,8 +27,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from console.api.parsing import BadCallback, parse_job_finish, parse_job_status
 from console.input_checks import MAX_JSON_BODY_BYTES, printable_excerpt
-from recovery import callback_refusals
-from recovery.callbacks import bad_request_record, job_finish_process, job_status_process
+from recovery.engine import callback_refusals
+from recovery.engine.callbacks import bad_request_record, job_finish_process, job_status_process
 from recovery.models import CallbackReceipt
 
 

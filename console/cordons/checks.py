@@ -1,15 +1,12 @@
 """System checks: cordons and their lifts stay append-only (migration recovery 0008_cordons's
 triggers). ConsoleConfig.ready() registers them."""
 
-from console import console_sql
 from console.checks import append_only_check
 
 check_cordons_are_append_only = append_only_check(
-    subject="Cordons", table="recovery_cordon", table_exists=console_sql.CORDON_TABLE_EXISTS,
-    triggers_present=console_sql.CORDON_TRIGGERS_PRESENT, migration="0008_cordons", error_id="console.E150",
+    subject="Cordons", table="recovery_cordon", migration="0008_cordons", error_id="console.E150",
     inspect_error_id="console.E151", app="recovery")
 
 check_cordon_lifts_are_append_only = append_only_check(
-    subject="Cordon lifts", table="recovery_cordonlift", table_exists=console_sql.CORDON_LIFT_TABLE_EXISTS,
-    triggers_present=console_sql.CORDON_LIFT_TRIGGERS_PRESENT, migration="0008_cordons", error_id="console.E152",
+    subject="Cordon lifts", table="recovery_cordonlift", migration="0008_cordons", error_id="console.E152",
     inspect_error_id="console.E153", app="recovery")

@@ -1,11 +1,11 @@
 """The cordon form: scope, place, a required reason and an optional end (a 400 naming the field
-otherwise). The service (recovery.cordons.cordon_create) checks the place and the end again."""
+otherwise). The service (recovery.engine.cordons.cordon_create) checks the place and the end again."""
 
 from django import forms
 from django.utils.translation import gettext, gettext_lazy
 
 from console.input_checks import BoundedDateTimeField, no_control_characters
-from recovery.cordons import PLACE_MAX, REASON_MAX
+from recovery.engine.cordons import PLACE_MAX, REASON_MAX
 from recovery.models import Cordon
 
 SCOPES = [(Cordon.Scope.AISLE, gettext_lazy("An aisle")), (Cordon.Scope.SPACE, gettext_lazy("One cargo space"))]

@@ -1,5 +1,5 @@
 """What the cordons page and the rack map read of the cordons (recovery.models.Cordon, written
-only by recovery.cordons): the ones in force (the page shows them PAGE_SIZE at a time, keyset
+only by recovery.engine.cordons): the ones in force (the page shows them PAGE_SIZE at a time, keyset
 paged) and the recent ones that ended or were lifted."""
 
 from dataclasses import dataclass

@@ -1,5 +1,5 @@
 """Cordoning from the console: the person's hourly limit (console.rate_limits, as notes), then
-recovery.cordons, the only writer of cordons, in the same transaction."""
+recovery.engine.cordons, the only writer of cordons, in the same transaction."""
 
 from datetime import datetime
 
@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.rate_limits import RATE_WINDOW, rate_limit_check
-from recovery.cordons import cordon_create
+from recovery.engine.cordons import cordon_create
 from recovery.models import Cordon
 
 # The first key of the cordon post's advisory lock ("CORD" in ASCII; notes use "NOTE").

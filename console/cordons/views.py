@@ -1,5 +1,5 @@
 """The cordons page (/cordons/): the cordons in force and the recent ones, for every console role;
-a shift lead cordons an aisle or a space and lifts a cordon (recovery.cordons is the only writer).
+a shift lead cordons an aisle or a space and lifts a cordon (recovery.engine.cordons is the only writer).
 A bad form answers 400 naming the field and records nothing."""
 
 from django.http import HttpResponseRedirect
@@ -15,7 +15,7 @@ from console.input_checks import field_errors
 from console.messages import plain
 from console.pages import PositionForm, console_page, render_page
 from console.rate_limits import RateLimited
-from recovery.cordons import NO_SUCH_CORDON, CordonRefused, cordon_lift
+from recovery.engine.cordons import NO_SUCH_CORDON, CordonRefused, cordon_lift
 
 NOT_SHIFT_LEAD = gettext_lazy("Only a shift lead may cordon a place or lift a cordon.")
 
@@ -23,7 +23,7 @@ NOT_SHIFT_LEAD = gettext_lazy("Only a shift lead may cordon a place or lift a co
 def _page(request, form: CordonForm | None = None, *, errors=None, status: int = 200, position=(None, None),
           query: str = ""):
     after, before = position
-    return render_page(request, "console/cordons.html", "cordons-live", {
+    return render_page(request, "cordons/cordons.html", "cordons-live", {
         "page": cordons_page(now=timezone.now(), after=after, before=before),
         "form": form or CordonForm(),
         "may_cordon": roles.can_cordon(request.user),

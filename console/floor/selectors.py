@@ -13,7 +13,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
-from console import console_sql
+from console.floor import sql as floor_sql
 from console.models import (
     CancelProposal,
     Notification,
@@ -40,7 +40,7 @@ from recovery.models import TIDY_JOB_ID, RecoveryDecision, TidyWorkflow
 # --- labels a page shows for stored values (the values themselves stay as they are) ----------
 
 ORIGIN_LABELS = {"AUTOMATIC": gettext_lazy("Automatic"), "MANUAL": gettext_lazy("Manual")}
-# How a search matched (console_sql.SEARCH_WORKFLOWS names it in English).
+# How a search matched (floor_sql.SEARCH_WORKFLOWS names it in English).
 MATCHED_LABELS = {
     "workflow id": gettext_lazy("workflow id"), "job id": gettext_lazy("job id"), "tray": gettext_lazy("tray"),
     "source space": gettext_lazy("source space"), "target space": gettext_lazy("target space"),
@@ -129,14 +129,14 @@ def active_workflows_page(*, filters: ActiveFilters, page_size: int = PAGE_SIZE)
     params = {"stalled_before": stalled_before(now), "limit": page_size + 1}
     where = []
     if filters.stalled:
-        where.append(console_sql.ACTIVE_WHERE_STALLED)
+        where.append(floor_sql.ACTIVE_WHERE_STALLED)
     if filters.origin:
-        where.append(console_sql.ACTIVE_WHERE_ORIGIN)
+        where.append(floor_sql.ACTIVE_WHERE_ORIGIN)
         params["origin"] = filters.origin
-    window = keyset_window(page_sql=console_sql.ACTIVE_PAGE, where=where, params=params, after=filters.after,
+    window = keyset_window(page_sql=floor_sql.ACTIVE_PAGE, where=where, params=params, after=filters.after,
                            before=filters.before, newest=False, page_size=page_size,
-                           after_sql=console_sql.ACTIVE_WHERE_AFTER_CURSOR,
-                           before_sql=console_sql.ACTIVE_WHERE_BEFORE_CURSOR)
+                           after_sql=floor_sql.ACTIVE_WHERE_AFTER_CURSOR,
+                           before_sql=floor_sql.ACTIVE_WHERE_BEFORE_CURSOR)
     rows = [ActiveRow(**{k: r[k] for k in ACTIVE_ROW_FIELDS}) for r in window.rows]
     page = ActivePage(filters=filters, rows=rows, counts=active_counts(now=now), stalled_after=stalled_after())
     page.prev_cursor, page.next_cursor = window.cursors(rows)
@@ -189,7 +189,7 @@ def search_workflows(*, q: str, limit: int = SEARCH_LIMIT) -> SearchResult:
         "job_step": int(job.group(2)) if job else None,
         "limit": limit + 1,
     }
-    rows = fetch_dicts(console_sql.SEARCH_WORKFLOWS, params)
+    rows = fetch_dicts(floor_sql.SEARCH_WORKFLOWS, params)
     hits = [SearchHit(**{**r, "matched": tuple(r["matched"])}) for r in rows[:limit]]
     return SearchResult(q=q, hits=hits, truncated=len(rows) > limit)
 

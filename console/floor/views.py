@@ -21,7 +21,7 @@ def active_workflows(request):
     form.is_valid()
     filters = form.filters()
     page = floor.active_workflows_page(filters=filters)
-    return render_page(request, "console/active.html", "active-results", {
+    return render_page(request, "floor/active.html", "active-results", {
         "form": form, "filters": filters, "page": page, "health": recovery_health(),
     })
 
@@ -30,28 +30,28 @@ def active_workflows(request):
 def search(request):
     form = SearchForm(request.GET)
     if not form.is_valid():
-        return render(request, "console/search.html", {"form": form, "q": "", "result": None,
+        return render(request, "floor/search.html", {"form": form, "q": "", "result": None,
                                                        "field_errors": field_errors(form)}, status=400)
     q = form.cleaned_data["q"]
     result = floor.search_workflows(q=q) if q else None
     if result is not None and result.single is not None:
         # A scanned code that names exactly one workflow opens it.
         return HttpResponseRedirect(reverse("workflow-detail", args=[result.single.workflow_id]))
-    return render_page(request, "console/search.html", "search-results", {"form": form, "q": q, "result": result})
+    return render_page(request, "floor/search.html", "search-results", {"form": form, "q": q, "result": result})
 
 
 @console_page
 def handover(request):
     form = HandoverForm(request.GET)
     if not form.is_valid():
-        return render(request, "console/handover.html", {"form": form, "field_errors": field_errors(form),
+        return render(request, "floor/handover.html", {"form": form, "field_errors": field_errors(form),
                                                          "report": None}, status=400)
     shift = form.cleaned_data["shift"] or shift_at(timezone.now())
     if form.cleaned_data.get("format") == "csv":
         return handover_csv(shift)
     report = floor.handover(shift=shift, section=form.cleaned_data["section"] or None,
                             page=form.cleaned_data["page"])
-    return render(request, "console/handover.html", {
+    return render(request, "floor/handover.html", {
         "form": form, "report": report, "shift": shift,
         "previous": shift_before(shift), "next": shift_after(shift),
     })

@@ -31,14 +31,14 @@ def note_add(request, workflow_id: int):
         context = {**notes_context(workflow_id, form), "error": errors_text(form)}
         if request.htmx:
             # htmx does not swap a 4xx answer: the form comes back with its errors at 200.
-            return render(request, "console/_notes.html", context)
-        return render(request, "console/note_error.html", context, status=400)
+            return render(request, "notes/_notes.html", context)
+        return render(request, "notes/note_error.html", context, status=400)
     try:
         note_create(workflow_id=workflow_id, text=form.cleaned_data["text"], user=request.user)
     except NoteRateLimited as limited:
         return _rate_limited(request, workflow_id, form, limited)
     if request.htmx:
-        return render(request, "console/_notes.html", notes_context(workflow_id))
+        return render(request, "notes/_notes.html", notes_context(workflow_id))
     response = HttpResponseRedirect(reverse("workflow-detail", args=[workflow_id]) + "#notes")
     response.status_code = 303
     return response
@@ -58,7 +58,7 @@ def _rate_limited(request, workflow_id: int, form: NoteForm, limited: NoteRateLi
     form.add_error(None, message)
     context = {**notes_context(workflow_id, form), "error": message}
     if request.htmx:
-        return render(request, "console/_notes.html", context)
-    response = render(request, "console/note_error.html", context, status=429)
+        return render(request, "notes/_notes.html", context)
+    response = render(request, "notes/note_error.html", context, status=429)
     response["Retry-After"] = str(max(1, int(limited.retry_after.total_seconds())))
     return response

@@ -4,7 +4,7 @@ Each due delivery is claimed with FOR UPDATE SKIP LOCKED in its own small transa
 workers never send the same row), sent, and its attempt recorded. A failure keeps the row
 pending and moves `next_attempt_at` by an exponential backoff (NOTIFY_RETRY_BASE_SECONDS,
 doubling, at most NOTIFY_RETRY_MAX_SECONDS): nothing is dropped because a receiver was down.
-The webhook goes through recovery.wcs.http_request, which journals it in OutboundHttpRequest.
+The webhook goes through recovery.engine.wcs.http_request, which journals it in OutboundHttpRequest.
 E-mails and the webhook's subject are written in NOTIFY_LANGUAGE; the log line stays English.
 
 One delivery never blocks the others (docs/architecture.md §12): whatever a sender raises is
@@ -29,9 +29,9 @@ from django.utils import timezone, translation
 
 from console.models import NotificationDelivery, NotificationDeliveryAttempt
 from console.notifications import groups, messages
+from recovery.engine.wcs import HttpFailure, http_request
 from recovery.errors import Unavailable
-from recovery.line_breaks import escape_line_breaks
-from recovery.wcs import HttpFailure, http_request
+from recovery.logs.line_breaks import escape_line_breaks
 
 log = logging.getLogger(__name__)
 

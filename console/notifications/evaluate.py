@@ -19,9 +19,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone, translation
 
-from console import console_sql
 from console.models import Notification, NotificationDelivery, Severity, Silence
 from console.notifications import groups, messages, silences
+from console.notifications import sql as notifications_sql
 from console.notifications.events import (  # noqa: F401 (re-exported: the readers' names of before)
     SPECS,
     Cause,
@@ -174,7 +174,7 @@ def evaluate_notifications(*, now: datetime | None = None) -> EvaluationReport:
     report = EvaluationReport()
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(console_sql.TRY_EVALUATOR_LOCK, {"key": EVALUATOR_LOCK_KEY})
+            cursor.execute(notifications_sql.TRY_EVALUATOR_LOCK, {"key": EVALUATOR_LOCK_KEY})
             if not cursor.fetchone()[0]:
                 log.info("notifications: another evaluation is running; skipping")
                 report.skipped = True

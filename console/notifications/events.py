@@ -20,8 +20,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from console import console_sql
 from console.models import CancelProposal, Notification, NotificationThreshold, Severity
+from console.notifications import sql as notifications_sql
 from console.readers import fetch_dicts
 from console.readers.flow import FlowHealth, flow_health
 from console.readers.places import aisle_of
@@ -123,7 +123,7 @@ def default_paused_threshold() -> int:
 def _paused(now: datetime, *, too_long: bool) -> list[Cause]:
     thresholds = paused_thresholds() if too_long else {}
     causes = []
-    for row in fetch_dicts(console_sql.NOTIFY_PAUSED_WORKFLOWS, {}):
+    for row in fetch_dicts(notifications_sql.NOTIFY_PAUSED_WORKFLOWS, {}):
         wid, reason, since, aisle = row["workflow_id"], row["pause_reason"], row["updated_at"], aisle_of(row["source"])
         # WMS text of any length: cut to what a notification keeps, or one long reason would
         # make every evaluation fail (docs/architecture.md §12).

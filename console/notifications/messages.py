@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 
 from console.notifications import groups
 from console.notifications.events import EVENTS, EventSpec
-from recovery.line_breaks import escape_line_breaks
+from recovery.logs.line_breaks import escape_line_breaks
 
 CONTEXT_KEY = "message_context"
 

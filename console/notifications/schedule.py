@@ -1,6 +1,6 @@
 """The notification schedule, declared in one place and idempotently (like recovery's)."""
 
-from recovery.schedule import ensure_schedule
+from recovery.runtime.schedule import ensure_schedule
 
 SCHEDULE_NAME = "tidy-notifications"
 TASK_FUNC = "console.notifications.tasks.run_notifications"

@@ -17,7 +17,7 @@ from console.notifications.events import (  # noqa: F401 (re-exported)
 from console.notifications.messages import with_texts
 from console.notifications.silences import READABLE
 from console.readers import Cursor, keyset_slice
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 
 PAGE_LIMIT = 200
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy
 from console.input_checks import SafeInputForm, keyset_position_problem
 from console.pages import cursor_field
 from console.readers import Cursor
-from recovery.decisions import Action, Reason
+from recovery.engine.decisions import Action, Reason
 
 OBSERVED_ACTIONS = [a.value for a in Action if a is not Action.LEAVE]
 

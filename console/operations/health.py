@@ -20,7 +20,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
-from console import console_sql
+from console.readers import sql as readers_sql
 from console.readers.recovery import stale_after
 
 READY_BUDGET_SECONDS = 1.5
@@ -62,7 +62,7 @@ def _connect() -> psycopg.Connection:
 
 def _read_facts(limit: float) -> ReadyFacts:
     with _connect() as conn:
-        row = conn.execute(console_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": limit}).fetchone()
+        row = conn.execute(readers_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": limit}).fetchone()
     return ReadyFacts(last_success_age=row[0], stale_shards=tuple(row[1])) if row else ReadyFacts(None)
 
 

@@ -2,7 +2,7 @@
 
 A custom collector (no in-process counters), so every gunicorn worker and every web node
 answers the same numbers without prometheus-client's multiprocess mode. Counters come from
-the journal plus the totals the retention task folds in before deleting (recovery/retention.py),
+the journal plus the totals the retention task folds in before deleting (recovery/runtime/retention.py),
 so they never decrease.
 """
 
@@ -17,14 +17,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from console import console_sql
 from console.models import NotificationDelivery
 from console.notifications.selectors import open_notification_counts
+from console.operations import sql as operations_sql
+from console.readers import sql as readers_sql
 from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
-from recovery.callbacks import DURATION_BUCKETS
-from recovery.decisions import PAUSE_REASONS, Action
+from recovery.engine.callbacks import DURATION_BUCKETS
+from recovery.engine.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
 
 DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
@@ -33,7 +34,7 @@ DECISIONS = (Action.ADVANCE.value, Action.COMPLETE.value, Action.PAUSE.value)
 OTHER_REASON = "other"
 KNOWN_REASONS = frozenset(r.value for r in PAUSE_REASONS)
 DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
-# tidy_outbound_requests_total's label values (recovery/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
+# tidy_outbound_requests_total's label values (recovery/runtime/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
 OUTBOUND_TARGETS = ("wcs_snapshot", "webhook")
 OUTBOUND_OUTCOMES = ("ok", "http_error", "no_answer")
 
@@ -77,9 +78,9 @@ def metrics_snapshot() -> MetricsSnapshot:
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(console_sql.METRICS_STATEMENT_TIMEOUT)
+        cursor.execute(operations_sql.METRICS_STATEMENT_TIMEOUT)
         oldest_paused = []
-        cursor.execute(console_sql.WORKFLOW_COUNTS)
+        cursor.execute(operations_sql.WORKFLOW_COUNTS)
         for status, reason, count, oldest_age in cursor.fetchall():
             if status == "ACTIVE":
                 snap.active += count
@@ -88,46 +89,46 @@ def metrics_snapshot() -> MetricsSnapshot:
                 snap.paused_by_reason[key] = snap.paused_by_reason.get(key, 0) + count
                 oldest_paused.append(oldest_age)
         snap.paused_oldest_age = max(oldest_paused, default=0.0)
-        cursor.execute(console_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before()})
+        cursor.execute(readers_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before()})
         snap.stalled = cursor.fetchone()[1]
-        cursor.execute(console_sql.RETAINED_LOCKS)
+        cursor.execute(operations_sql.RETAINED_LOCKS)
         snap.retained_locks = cursor.fetchone()[0]
-        cursor.execute(console_sql.JOB_BACKLOG)
+        cursor.execute(operations_sql.JOB_BACKLOG)
         snap.job_backlog, oldest_job = cursor.fetchone()
         snap.job_oldest_age = oldest_job or 0.0
-        cursor.execute(console_sql.LAST_SUCCESS_AGE)
+        cursor.execute(operations_sql.LAST_SUCCESS_AGE)
         if row := cursor.fetchone():
             snap.last_success_age = row[0]
-        cursor.execute(console_sql.LAST_CYCLE_DURATION)
+        cursor.execute(operations_sql.LAST_CYCLE_DURATION)
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.last_cycle_duration = row[0] / 1000.0
-        cursor.execute(console_sql.RECOVERY_DECISION_COUNTS)
+        cursor.execute(operations_sql.RECOVERY_DECISION_COUNTS)
         for action, total in cursor.fetchall():
             snap.decisions[action] = total
-        cursor.execute(console_sql.CALLBACK_COUNTS)
+        cursor.execute(operations_sql.CALLBACK_COUNTS)
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
         snap.deliveries = {(c.value, o): 0 for c in NotificationDelivery.Channel for o in DELIVERY_OUTCOMES.values()}
-        cursor.execute(console_sql.NOTIFICATION_DELIVERY_COUNTS)
+        cursor.execute(operations_sql.NOTIFICATION_DELIVERY_COUNTS)
         for channel, ok, total in cursor.fetchall():
             key = (channel, DELIVERY_OUTCOMES[ok])
             snap.deliveries[key] = snap.deliveries.get(key, 0) + total
-        cursor.execute(console_sql.WCS_LAST_HEARD_AGE)
+        cursor.execute(operations_sql.WCS_LAST_HEARD_AGE)
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.wcs_last_heard_age = row[0]
         snap.outbound = {(t, o): 0 for t in OUTBOUND_TARGETS for o in OUTBOUND_OUTCOMES}
-        cursor.execute(console_sql.OUTBOUND_REQUEST_COUNTS)
+        cursor.execute(operations_sql.OUTBOUND_REQUEST_COUNTS)
         for target, outcome, total in cursor.fetchall():
             snap.outbound[(target, outcome)] = total
         ages = active_job_ages(cursor)
         snap.jobs_in_progress = ages.in_progress
         snap.job_age_quantiles = ages.quantiles()
         snap.active_jobs, snap.job_age_sum = ages.jobs, ages.total
-        cursor.execute(console_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
+        cursor.execute(operations_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
         for endpoint, name, total in cursor.fetchall():
             snap.callback_unknown_fields[(endpoint, name)] = total
         snap.callback_durations = _callback_durations(cursor)
-        cursor.execute(console_sql.LOG_RECORDS_DROPPED)
+        cursor.execute(operations_sql.LOG_RECORDS_DROPPED)
         snap.log_records_dropped = cursor.fetchone()[0]
         snap.notifications_open = open_notification_counts()
         snap.recovery_backlog = recovery_health().backlog
@@ -137,7 +138,7 @@ def metrics_snapshot() -> MetricsSnapshot:
 def _callback_durations(cursor) -> dict[str, tuple[dict[float, float], float]]:
     bounds = (*DURATION_BUCKETS, math.inf)
     durations = {e.value: (dict.fromkeys(bounds, 0.0), 0.0) for e in CallbackReceipt.Endpoint}
-    cursor.execute(console_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS)})
+    cursor.execute(operations_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS)})
     for endpoint, bucket, total in cursor.fetchall():
         counts, seconds = durations.setdefault(endpoint, (dict.fromkeys(bounds, 0.0), 0.0))
         if bucket == "_sum_us":

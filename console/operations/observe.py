@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from console import console_sql
+from console.operations import sql as operations_sql
 from console.readers import Cursor, fetch_dicts
 from console.repair.registry import resolving_actions
-from recovery.decisions import Action
+from recovery.engine.decisions import Action
 
 PAGE_SIZE = 100
 RATE_WINDOW = timedelta(hours=24)
 
-# What happened afterwards (console_sql._OBSERVED_FROM names them).
+# What happened afterwards (operations_sql._OBSERVED_FROM names them).
 OUTCOMES = {
     "advanced_by_callback": gettext_lazy("advanced by a callback"),
     "completed_by_callback": gettext_lazy("completed by a callback"),
@@ -130,7 +130,7 @@ class ObservedPage:
 def agreement_rates(*, now: datetime) -> list[ActionRate]:
     """Per action (ADVANCE, COMPLETE, PAUSE), how the observations of the last 24 hours fared. One query."""
     tally = {a.value: {AGREES: 0, DISAGREES: 0, PENDING: 0} for a in Action if a is not Action.LEAVE}
-    for row in fetch_dicts(console_sql.OBSERVED_OUTCOME_COUNTS, {"since": now - RATE_WINDOW,
+    for row in fetch_dicts(operations_sql.OBSERVED_OUTCOME_COUNTS, {"since": now - RATE_WINDOW,
                                                                    "resolving_actions": resolving_actions()}):
         counts = tally.setdefault(row["action"], {AGREES: 0, DISAGREES: 0, PENDING: 0})
         counts[agreement(action=row["action"], reason=row["reason"], outcome=row["outcome"],
@@ -144,15 +144,15 @@ def observed_page(*, now: datetime, action: str = "", reason: str = "", before: 
     happened afterwards; and the 24-hour agreement rates. Two queries, whatever the row count."""
     where, params = "", {"limit": page_size + 1, "resolving_actions": resolving_actions()}
     if action:
-        where += console_sql.OBSERVED_WHERE_ACTION
+        where += operations_sql.OBSERVED_WHERE_ACTION
         params["action"] = action
     if reason:
-        where += console_sql.OBSERVED_WHERE_REASON
+        where += operations_sql.OBSERVED_WHERE_REASON
         params["reason"] = reason
     if before is not None:
-        where += console_sql.OBSERVED_WHERE_BEFORE
+        where += operations_sql.OBSERVED_WHERE_BEFORE
         params.update(before_at=before.paused_since, before_id=before.workflow_id)
-    fetched = [ObservedRow(**row) for row in fetch_dicts(console_sql.OBSERVED_DECISIONS.format(where=where), params)]
+    fetched = [ObservedRow(**row) for row in fetch_dicts(operations_sql.OBSERVED_DECISIONS.format(where=where), params)]
     rows = fetched[:page_size]
     next_cursor = rows[-1].cursor if len(fetched) > page_size else None
     return ObservedPage(rows=rows, next_cursor=next_cursor, rates=agreement_rates(now=now), since=now - RATE_WINDOW)

@@ -1,6 +1,6 @@
 """/recovery/preview/: what a cycle would decide now, in any mode (docs/architecture.md §16).
 
-One classification read (recovery.evidence.stream_classification, the cycle's own), decided by
+One classification read (recovery.engine.evidence.stream_classification, the cycle's own), decided by
 the same pure decide(): read only, no row lock, nothing journaled. Memory holds the counts and the
 first workflows of each group, not the active set (the read is streamed).
 """
@@ -11,8 +11,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from recovery.decisions import Action, decide
-from recovery.evidence import stream_classification
+from recovery.engine.decisions import Action, decide
+from recovery.engine.evidence import stream_classification
 
 FIRST = 50  # workflows listed per group
 

@@ -24,7 +24,7 @@ def recovery_page(request):
     cycles = recent_cycles(limit=120)
     chronological = list(reversed(cycles))
     finished = [c for c in chronological if c.finished_at]
-    return render_page(request, "console/recovery.html", "recovery-live", {
+    return render_page(request, "operations/recovery.html", "recovery-live", {
         "health": recovery_health(),
         "cycles": cycles[:50],
         "refusals": callback_refusals(),
@@ -37,7 +37,7 @@ def recovery_page(request):
 @console_page
 def flow_page(request):
     flow = flow_health()
-    return render_page(request, "console/flow.html", "flow-live", {
+    return render_page(request, "operations/flow.html", "flow-live", {
         "flow": flow,
         "oldest_job": oldest_tidy_job(),
         # The same percentiles /metrics exposes (tidy_active_job_age_seconds), from the same statement.
@@ -56,17 +56,17 @@ def observe_page(request):
     context = {"form": form, "observing": settings.RECOVERY_MODE == "observe", "outcomes": OUTCOMES,
                "agreements": AGREEMENT_LABELS}
     if not form.is_valid():
-        return render(request, "console/observe.html", {**context, "field_errors": field_errors(form), "page": None},
+        return render(request, "operations/observe.html", {**context, "field_errors": field_errors(form), "page": None},
                       status=400)
     data = form.cleaned_data
     page = observed_page(now=timezone.now(), action=data["action"], reason=data["reason"], before=data["before"])
-    return render_page(request, "console/observe.html", "observe-results", {**context, "page": page})
+    return render_page(request, "operations/observe.html", "observe-results", {**context, "page": page})
 
 
 @console_page
 def preview_page(request):
     """What the next cycle would decide now: one classification read, nothing written."""
-    return render_page(request, "console/preview.html", "preview-results", {
+    return render_page(request, "operations/preview.html", "preview-results", {
         "preview": next_cycle_preview(), "observing": settings.RECOVERY_MODE == "observe",
     })
 
@@ -78,4 +78,4 @@ NOT_OPERATIONS = gettext_lazy("The processes page is for operators and shift lea
 def processes_page(request):
     """Who runs recovery: the qclusters seen in the last minutes, their shards and each shard's last
     cycle (what `manage.py cluster_status` prints). Read only."""
-    return render_page(request, "console/processes.html", "processes-live", {"status": cluster_status()})
+    return render_page(request, "operations/processes.html", "processes-live", {"status": cluster_status()})

@@ -2,7 +2,7 @@
 
 Space codes are split by SPACE_CODE_PATTERN into aisle, level and position; codes that do not
 match are kept in `RackMap.unmatched` and listed beside the map, never dropped. The whole map
-comes from two set-based statements (console/console_sql.py); one aisle reads only its own
+comes from two set-based statements (console/rack_map/sql.py); one aisle reads only its own
 spaces, found through a code index that is read again only when the set of codes changes. The
 SVG is built here as one string per aisle, not by a template loop per space, so 20,000 spaces
 render in tens of milliseconds. Every value from the database is escaped before it enters the
@@ -27,8 +27,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
-from console import console_sql
 from console.cordons.selectors import cordons_in_force
+from console.rack_map import sql as map_sql
 from console.readers.stalled import stalled_before
 
 # Filter values, in legend order. "active" includes the stalled ones (they are active too).
@@ -271,13 +271,13 @@ _INDEX: dict[str, CodeIndex] = {}
 def code_index(pattern: str) -> CodeIndex:
     """The aisles of every code on the map. One small aggregate per call; the codes themselves are
     read and parsed only after a code was added, removed or renamed."""
-    (fingerprint,) = _fetch(console_sql.RACK_MAP_CODES_FINGERPRINT, {})
+    (fingerprint,) = _fetch(map_sql.RACK_MAP_CODES_FINGERPRINT, {})
     index = _INDEX.get(pattern)
     if index is not None and index.fingerprint == fingerprint:
         return index
     codes: dict[str, list[str]] = {}
     unmatched = []
-    for (code,) in _fetch(console_sql.RACK_MAP_CODES, {}):
+    for (code,) in _fetch(map_sql.RACK_MAP_CODES, {}):
         place = parse_code(code, pattern)
         if place is None:
             unmatched.append(code)
@@ -293,23 +293,23 @@ def _spaces_query(*, aisle: str, only_aisles: list[str] | None, pattern: str) ->
     """The statement reading the spaces needed: every one for the whole map; one aisle's (and the
     unmatched codes) through the code index; for the workflow page, its aisles by prefix when the
     pattern puts the aisle first (no index needed), else through the code index too."""
-    sql = console_sql.RACK_MAP_SPACES
+    sql = map_sql.RACK_MAP_SPACES
     if aisle:
         index = code_index(pattern)
         codes = index.codes.get(aisle, []) + index.unmatched
-        return (sql.format(spaces=console_sql.RACK_MAP_OF_CODES_SPACES, locks=console_sql.RACK_MAP_OF_CODES_LOCKS),
+        return (sql.format(spaces=map_sql.RACK_MAP_OF_CODES_SPACES, locks=map_sql.RACK_MAP_OF_CODES_LOCKS),
                 {"codes": codes}, index)
     if only_aisles and pattern.startswith("^(?P<aisle>"):
         likes = [re.sub(r"([\\%_])", r"\\\1", a) + "%" for a in only_aisles]
-        return (sql.format(spaces=console_sql.RACK_MAP_OF_PREFIXES_SPACES,
-                           locks=console_sql.RACK_MAP_OF_PREFIXES_LOCKS),
+        return (sql.format(spaces=map_sql.RACK_MAP_OF_PREFIXES_SPACES,
+                           locks=map_sql.RACK_MAP_OF_PREFIXES_LOCKS),
                 {"likes": likes}, None)
     if only_aisles:
         index = code_index(pattern)
         codes = [c for a in only_aisles for c in index.codes.get(a, [])]
-        return (sql.format(spaces=console_sql.RACK_MAP_OF_CODES_SPACES, locks=console_sql.RACK_MAP_OF_CODES_LOCKS),
+        return (sql.format(spaces=map_sql.RACK_MAP_OF_CODES_SPACES, locks=map_sql.RACK_MAP_OF_CODES_LOCKS),
                 {"codes": codes}, index)
-    return sql.format(spaces=console_sql.RACK_MAP_ALL_SPACES, locks=console_sql.RACK_MAP_ALL_LOCKS), {}, None
+    return sql.format(spaces=map_sql.RACK_MAP_ALL_SPACES, locks=map_sql.RACK_MAP_ALL_LOCKS), {}, None
 
 
 def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None = None,
@@ -373,7 +373,7 @@ def rack_map(*, aisle: str = "", state: str = "", only_aisles: list[str] | None 
 
     crossing = []
     shown = {a.name: a for a in aisles}
-    paused_steps = _fetch(console_sql.RACK_MAP_PAUSED_STEPS, {}) if arrows else []
+    paused_steps = _fetch(map_sql.RACK_MAP_PAUSED_STEPS, {}) if arrows else []
     if index is not None:  # one aisle read: the others' codes are known from the index
         places = {c: parse_code(c, pattern) for s in paused_steps for c in (s[3], s[4]) if c in index.on_map}
     for step in (PausedStep(*row) for row in paused_steps):

@@ -10,7 +10,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from console.pages import console_page, render_page
 from console.rack_map.drawing import STATES, RackMap, code_index, rack_map, render_aisle, render_table
-from recovery.gc_pause import cyclic_gc_paused
+from recovery.engine.gc_pause import cyclic_gc_paused
 
 VIEWS = {"map": gettext_lazy("Map"), "table": gettext_lazy("Table")}
 
@@ -53,7 +53,7 @@ def _rack_map_page(request):
         "errors": [(name, form.fields[name].label, message) for name, messages in form.errors.items()
                    for message in messages] if not valid else [],
     }
-    response = render_page(request, "console/rack_map.html", "rack-results", context)
+    response = render_page(request, "rack_map/rack_map.html", "rack-results", context)
     if not valid:
         response.status_code = 400
     return response

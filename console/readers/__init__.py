@@ -1,7 +1,8 @@
 """Reads shared by several console features (docs/architecture.md §11): recovery health, flow
 health, stalled workflows, shifts, the paused list; and how they run a named statement and read
-one keyset page. Features import them downward; they import only console_sql, the vocabularies
-(console.runbook, console.input_checks), the models and recovery."""
+one keyset page; their named statements, and those of more than one feature, in readers/sql.py.
+Features import them downward; they import only the vocabularies (console.runbook,
+console.input_checks), the models and recovery."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta

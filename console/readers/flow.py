@@ -10,8 +10,8 @@ from django.db.models import Count, Min
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
-from console import console_sql
-from recovery.evidence import TIDY_MOVE
+from console.readers import sql as readers_sql
+from recovery.engine.evidence import TIDY_MOVE
 from recovery.models import (
     TIDY_JOB_ID,
     MydoJob,
@@ -152,17 +152,17 @@ class JobDurations:
 
 
 def active_job_ages(cursor=None) -> JobAges:
-    """console_sql.ACTIVE_JOB_AGES; `cursor`: the caller's (the metrics scrape reads everything
+    """readers_sql.ACTIVE_JOB_AGES; `cursor`: the caller's (the metrics scrape reads everything
     in one transaction), else a new one."""
     if cursor is None:
         with connection.cursor() as own:
             return active_job_ages(own)
-    cursor.execute(console_sql.ACTIVE_JOB_AGES)
+    cursor.execute(readers_sql.ACTIVE_JOB_AGES)
     return JobAges(*cursor.fetchone())
 
 
 def completed_job_durations(*, window: timedelta = timedelta(hours=1), now: datetime | None = None) -> JobDurations:
     since = (now or timezone.now()) - window
     with connection.cursor() as cursor:
-        cursor.execute(console_sql.COMPLETED_JOB_DURATIONS, {"since": since})
+        cursor.execute(readers_sql.COMPLETED_JOB_DURATIONS, {"since": since})
         return JobDurations(window, *cursor.fetchone())

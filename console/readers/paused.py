@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from console import console_sql
 from console.input_checks import is_ascii_int
 from console.readers import PAGE_SIZE, Cursor, fetch_dicts, fetch_rows, keyset_window
+from console.readers import sql as readers_sql
 from console.readers.places import aisle_of
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 from recovery.models import (
     TidyWorkflow,
 )
@@ -110,7 +110,7 @@ def _search_params(q: str) -> dict:
 def aisle_spaces(aisle: str) -> list[str]:
     """The current-step sources of paused workflows that are in `aisle` (SPACE_CODE_PATTERN is a
     Python expression, so the codes are split here and handed to SQL as a list)."""
-    return [r["source"] for r in fetch_dicts(console_sql.PAUSED_SOURCES, {})
+    return [r["source"] for r in fetch_dicts(readers_sql.PAUSED_SOURCES, {})
             if r["source"] is not None and aisle_of(r["source"]) == aisle]
 
 
@@ -120,13 +120,13 @@ def _facet_groups(q: str, now: datetime, aisle: list[str] | None = None) -> list
     params = {"h1": now - timedelta(hours=1), "h8": now - timedelta(hours=8), "h24": now - timedelta(hours=24)}
     where = ""
     if q:
-        where = console_sql.WHERE_SEARCH
+        where = readers_sql.WHERE_SEARCH
         params.update(_search_params(q))
     if aisle is not None:
-        where += "\n" + console_sql.WHERE_AISLE
+        where += "\n" + readers_sql.WHERE_AISLE
         params["aisle_spaces"] = aisle
     groups = []
-    for reason, origin, n, after_h1, after_h8, after_h24 in fetch_rows(console_sql.PAUSED_FACETS.format(where=where),
+    for reason, origin, n, after_h1, after_h8, after_h24 in fetch_rows(readers_sql.PAUSED_FACETS.format(where=where),
                                                                           params):
         per_age = zip((key for key, _, _, _ in AGE_BUCKETS),
                       (after_h1, after_h8 - after_h1, after_h24 - after_h8, n - after_h24), strict=True)
@@ -159,29 +159,29 @@ def paused_workflows_page(*, filters: PausedFilters, page_size: int = PAGE_SIZE)
 
     where, params = [], {"limit": page_size + 1}
     if filters.q:
-        where.append(console_sql.WHERE_SEARCH)
+        where.append(readers_sql.WHERE_SEARCH)
         params.update(_search_params(filters.q))
     if in_aisle is not None:
-        where.append(console_sql.WHERE_AISLE)
+        where.append(readers_sql.WHERE_AISLE)
         params["aisle_spaces"] = in_aisle
     if filters.reason:
-        where.append(console_sql.WHERE_REASON)
+        where.append(readers_sql.WHERE_REASON)
         params["reason"] = filters.reason
     if filters.origin:
-        where.append(console_sql.WHERE_ORIGIN)
+        where.append(readers_sql.WHERE_ORIGIN)
         params["origin"] = filters.origin
     if filters.age:
         after, before = _age_bounds(filters.age, now)
         if after is not None:
-            where.append(console_sql.WHERE_PAUSED_AFTER)
+            where.append(readers_sql.WHERE_PAUSED_AFTER)
             params["paused_after"] = after
         if before is not None:
-            where.append(console_sql.WHERE_PAUSED_BEFORE)
+            where.append(readers_sql.WHERE_PAUSED_BEFORE)
             params["paused_before"] = before
 
-    window = keyset_window(page_sql=console_sql.PAUSED_PAGE, where=where, params=params, after=filters.after,
+    window = keyset_window(page_sql=readers_sql.PAUSED_PAGE, where=where, params=params, after=filters.after,
                            before=filters.before, newest=filters.sort == "newest", page_size=page_size,
-                           after_sql=console_sql.WHERE_AFTER_CURSOR, before_sql=console_sql.WHERE_BEFORE_CURSOR)
+                           after_sql=readers_sql.WHERE_AFTER_CURSOR, before_sql=readers_sql.WHERE_BEFORE_CURSOR)
     rows = [PausedRow(r["workflow_id"], r["origin"], r["pause_reason"], r["updated_at"], r["created_at"],
                       r["lock_count"], r["step_no"], r["tray_code"], r["cargo_space_id"], r["target_cargo_space_id"])
             for r in window.rows]

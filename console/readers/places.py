@@ -1,8 +1,8 @@
 """The aisle of a cargo space code for the console's groups and filters: the recovery core's
-(recovery/places.py), with `other` for a code the pattern does not split (or no code), so every
+(recovery/engine/places.py), with `other` for a code the pattern does not split (or no code), so every
 workflow falls in some group."""
 
-from recovery.places import aisle_of as split_aisle
+from recovery.engine.places import aisle_of as split_aisle
 
 OTHER = "other"  # the aisle of a code the pattern does not split
 

@@ -1,5 +1,5 @@
 """Who runs recovery (docs/architecture.md §18): the qclusters seen in the last minutes through
-the heartbeats their recovery processes write (recovery/processes.py), the shards each holds,
+the heartbeats their recovery processes write (recovery/runtime/processes.py), the shards each holds,
 each shard's newest cycle, and what django-q2 itself reports of the clusters alive right now.
 The processes page (/recovery/processes/) and `manage.py cluster_status` both read it."""
 
@@ -11,8 +11,8 @@ from django.utils import timezone
 from django_q.models import OrmQ, Schedule
 from django_q.status import Stat
 
-from console import console_sql
 from console.readers import fetch_rows
+from console.readers import sql as readers_sql
 from console.readers.recovery import RecoveryHealth, recovery_health
 
 SEEN_WITHIN = timedelta(minutes=10)
@@ -84,7 +84,7 @@ def cluster_status(*, now: datetime | None = None) -> ClusterStatus:
     now = now or timezone.now()
     shard_count = max(1, int(settings.RECOVERY_SHARDS))
     fresh = now - holds_within()
-    rows = fetch_rows(console_sql.PROCESSES_SEEN, {"since": now - SEEN_WITHIN})
+    rows = fetch_rows(readers_sql.PROCESSES_SEEN, {"since": now - SEEN_WITHIN})
     stats = {str(s.cluster_id): s for s in Stat.get_all()}
     stats_by_host_pid = {(s.host, s.pid): s for s in stats.values()}
     grouped: dict[str, list[tuple]] = {}
@@ -103,7 +103,7 @@ def cluster_status(*, now: datetime | None = None) -> ClusterStatus:
     clusters.sort(key=lambda c: (c.host, c.pid))
     # An unsharded set-up has one lease: the process holding "shard 0" holds everything.
     shards = [ShardCycle(row[0], holder.get(row[0]), *row[1:]) for row in
-              fetch_rows(console_sql.SHARD_LAST_CYCLES, {"shard_count": shard_count})]
+              fetch_rows(readers_sql.SHARD_LAST_CYCLES, {"shard_count": shard_count})]
     seen = {(c.host, c.pid) for c in clusters}
     live_only = sorted((s for s in stats.values() if (s.host, s.pid) not in seen),
                        key=lambda s: (s.host, str(s.cluster_id)))

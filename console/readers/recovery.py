@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
-from console import console_sql
 from console.readers import fetch_rows
+from console.readers import sql as readers_sql
 from recovery.models import (
     CallbackReceipt,
     RecoveryCycle,
@@ -74,7 +74,7 @@ def recovery_health() -> RecoveryHealth:
     """The last successful cycle and the newest cycle, in one query (every live page asks).
 
     Named SQL rather than an ORM union: the union's compilation cost more than the query."""
-    found = {c.kind: c for c in RecoveryCycle.objects.raw(console_sql.RECOVERY_HEALTH_CYCLES)}
+    found = {c.kind: c for c in RecoveryCycle.objects.raw(readers_sql.RECOVERY_HEALTH_CYCLES)}
     last_success = found.get("success")
     backlog, stale_shards = _shard_backlog(last_success)
     return RecoveryHealth(last_success=last_success, latest=found.get("latest"), stale_after=stale_after(),
@@ -87,7 +87,7 @@ def _shard_backlog(last_success: RecoveryCycle | None) -> tuple[int, tuple[int, 
     covers every workflow when recovery is not sharded (no further query then)."""
     if last_success is None or last_success.shard is None:
         return (last_success.backlog if last_success else 0), ()
-    ((_, stale_shards, backlog),) = fetch_rows(console_sql.READY_RECOVERY_FACTS,
+    ((_, stale_shards, backlog),) = fetch_rows(readers_sql.READY_RECOVERY_FACTS,
                                                 {"stale_after_seconds": stale_after().total_seconds()})
     return backlog, tuple(stale_shards)
 

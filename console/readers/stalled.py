@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from console import console_sql
 from console.readers import fetch_dicts
+from console.readers import sql as readers_sql
 
 # --- stalled ---------------------------------------------------------------------------------
 
@@ -39,7 +39,7 @@ class StalledRow:
 
 
 def stalled_workflows(*, now: datetime | None = None) -> list[StalledRow]:
-    rows = fetch_dicts(console_sql.STALLED_WORKFLOWS, {"stalled_before": stalled_before(now)})
+    rows = fetch_dicts(readers_sql.STALLED_WORKFLOWS, {"stalled_before": stalled_before(now)})
     return [StalledRow(**r) for r in rows]
 
 
@@ -50,5 +50,5 @@ class ActiveCounts:
 
 
 def active_counts(*, now: datetime | None = None) -> ActiveCounts:
-    (row,) = fetch_dicts(console_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before(now)})
+    (row,) = fetch_dicts(readers_sql.ACTIVE_COUNTS, {"stalled_before": stalled_before(now)})
     return ActiveCounts(active=row["active"], stalled=row["stalled"])

@@ -13,11 +13,11 @@ from console.repair import frame, registry
 from console.repair import texts as t
 from console.repair.rules import Refusal, RepairRefused, RepairRequest, check_text, floor_space, moving_jobs
 from console.repair.selectors import pending_proposal
+from recovery.engine.transaction import StaleWrite
+from recovery.engine.transaction import repair as m
 from recovery.messages import Message, message
-from recovery.transaction import StaleWrite
-from recovery.transaction import repair as m
 
-MUTATIONS = registry.MUTATIONS  # each action's mutation in recovery.transaction.repair
+MUTATIONS = registry.MUTATIONS  # each action's mutation in recovery.engine.transaction.repair
 
 
 def warnings_for(ctx: m.RepairContext, action: str) -> list[Message]:

@@ -16,9 +16,9 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django_q.tasks import async_task
 
-from console import console_sql
 from console.models import RepairAudit, RepairBatch
 from console.repair import frame
+from console.repair import sql as repair_sql
 from console.repair import texts as t
 from console.repair.actions import repair_apply
 from console.repair.registry import RepairAction, check_reason_code, permitted
@@ -86,14 +86,14 @@ def batch_run_lock(batch_id: int):
     """True inside when this process runs the batch; False when another delivery already does."""
     params = {"namespace": BATCH_LOCK_NAMESPACE, "key": batch_id % 2**31}
     with connection.cursor() as cursor:
-        cursor.execute(console_sql.TRY_BATCH_RUN_LOCK, params)
+        cursor.execute(repair_sql.TRY_BATCH_RUN_LOCK, params)
         got = cursor.fetchone()[0]
     try:
         yield got
     finally:
         if got:
             with connection.cursor() as cursor:
-                cursor.execute(console_sql.RELEASE_BATCH_RUN_LOCK, params)
+                cursor.execute(repair_sql.RELEASE_BATCH_RUN_LOCK, params)
 
 
 def batch_run(*, batch_id: int) -> RepairBatch:

@@ -2,9 +2,7 @@
 ConsoleConfig.ready() registers it."""
 
 from console.checks import append_only_check
-from console.console_sql import AUDIT_TABLE_EXISTS, AUDIT_TRIGGERS_PRESENT
 
 check_audit_is_append_only = append_only_check(
-    subject="The repair audit", table="console_repairaudit", table_exists=AUDIT_TABLE_EXISTS,
-    triggers_present=AUDIT_TRIGGERS_PRESENT, migration="0002", error_id="console.E100",
+    subject="The repair audit", table="console_repairaudit", migration="0002", error_id="console.E100",
     inspect_error_id="console.E101")

@@ -5,7 +5,7 @@ as a Python dict; a supervisor expects the evidence card's layout instead: one f
 the value before and after side by side, and the fields the repair changed marked. Nested
 objects (the step, the jobs) become dotted fields; lists of plain values read as one value;
 lists of objects become one field per element and key. PostgreSQL's jsonb does not keep the
-key order, so rows follow the evidence's own field order (recovery.evidence).
+key order, so rows follow the evidence's own field order (recovery.engine.evidence).
 """
 
 from dataclasses import dataclass, fields
@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from recovery.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
+from recovery.engine.evidence import JobEvidence, StepEvidence, TidyRecoveryEvidence
 
 ABSENT = "—"
 _JOB = [f.name for f in fields(JobEvidence)]

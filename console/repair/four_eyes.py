@@ -24,9 +24,9 @@ from console.repair.rules import (
     floor_space,
     needs_floor_confirmation,
 )
+from recovery.engine.transaction import repair as m
+from recovery.engine.transaction import set_lock_timeout
 from recovery.messages import Message, message
-from recovery.transaction import repair as m
-from recovery.transaction import set_lock_timeout
 
 
 class Propose(frame.FramedAction):

@@ -29,12 +29,12 @@ from console.models import CancelProposal, RepairAudit, RepairBatch
 from console.repair import registry
 from console.repair import texts as t
 from console.repair.rules import PAUSED, REASON_MAX_LENGTH, Refusal, RepairRefused, RepairRequest, check_text
-from recovery.decisions import Action, decide, decide_as_if_active
-from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow
+from recovery.engine.decisions import Action, decide, decide_as_if_active
+from recovery.engine.evidence import TidyRecoveryEvidence, evidence_for_workflow
+from recovery.engine.transaction import StaleWrite, lock_workflow, set_lock_timeout
+from recovery.engine.transaction import repair as m
 from recovery.messages import Message, message
 from recovery.models import TidyWorkflow
-from recovery.transaction import StaleWrite, lock_workflow, set_lock_timeout
-from recovery.transaction import repair as m
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL: lock_timeout expired
@@ -110,7 +110,7 @@ class RunResult:
 
 
 def run(ctx: m.RepairContext, mutation, payload: dict, warnings: list[Message]) -> RunResult:
-    """Run a mutation of recovery.transaction.repair and record every row it changed."""
+    """Run a mutation of recovery.engine.transaction.repair and record every row it changed."""
     scope = m.workflow_scope(ctx.workflow_id, extra_spaces=tuple(ctx.spaces))
     before = m.snapshot_scope(scope)
     result = mutation(ctx, payload=payload)

@@ -5,7 +5,7 @@ its code (stored in RepairAudit.action), URL slug and label; the runbook correct
 to (its family: label, effect, role text); who may take it; whether the workflow's panel offers
 it; what it asks for besides the reason code and the written reason (the codes scanned on the
 floor, and when); its preconditions on the evidence; its mutation in
-recovery.transaction.repair; whether applying it resolves a pause; the operator reason codes it
+recovery.engine.transaction.repair; whether applying it resolves a pause; the operator reason codes it
 allows, per pause reason; the refusals it audits in its own words; and its README row. Everything
 else derives from the specs: the offers, the routing by slug, the mutations, the labels,
 `permitted`, the form's fields, the labels, effects and roles of the runbook's corrections
@@ -37,10 +37,10 @@ from console.repair.rules import (
     or_none,
 )
 from console.runbook import Correction
-from recovery.decisions import Action, decide_as_if_active
-from recovery.decisions import Reason as R
+from recovery.engine.decisions import Action, decide_as_if_active
+from recovery.engine.decisions import Reason as R
+from recovery.engine.transaction import repair as m
 from recovery.messages import Message, message
-from recovery.transaction import repair as m
 
 Text = str | Promise  # a translatable text: shown in the reader's language when rendered
 Failures = Callable[[m.RepairContext], list[Message]]
@@ -111,7 +111,7 @@ class ActionSpec:
     resolves_pause: bool
     # Why the action does not hold on this evidence (besides "the workflow is paused"): [] = it holds.
     preconditions: Failures = _holds
-    mutation: Callable | None = None  # recovery.transaction.repair; None: nothing in the WMS changes
+    mutation: Callable | None = None  # recovery.engine.transaction.repair; None: nothing in the WMS changes
     offered: bool = True  # on the workflow's repair panel (approve and reject: on the proposal page)
     scans: Scans | None = None
     proposes: bool = False  # taken as a proposal that a different shift lead approves (four eyes)
@@ -380,7 +380,8 @@ REASON_CODE_LABELS: dict[str, Text] = {c.code: c.label for c in REASON_CODES}
 
 def resolving_actions() -> list[str]:
     """The codes of the actions that end a pause when applied (the observe-mode agreement's
-    `repaired`, the analytics' time to resolve: console_sql's %(resolving_actions)s)."""
+    `repaired`, the analytics' time to resolve: the %(resolving_actions)s of console/operations/sql.py
+    and console/analytics/sql.py)."""
     return [s.code for s in SPECS if s.resolves_pause]
 
 

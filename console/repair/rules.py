@@ -9,9 +9,9 @@ builds on these. A failed check raises RepairRefused; the frame audits it.
 from dataclasses import dataclass
 
 from console.repair import texts as t
+from recovery.engine.transaction import repair as m
 from recovery.errors import Refused
 from recovery.messages import Message, message
-from recovery.transaction import repair as m
 
 REASON_MIN_LENGTH = 15
 REASON_MAX_LENGTH = 2000

@@ -10,11 +10,11 @@ from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair import registry
 from console.repair import texts as t
 from console.repair.rules import PAUSED
-from recovery.decisions import Action, decide_as_if_active
-from recovery.evidence import evidence_for_workflows
+from recovery.engine.decisions import Action, decide_as_if_active
+from recovery.engine.evidence import evidence_for_workflows
+from recovery.engine.transaction import repair as m
 from recovery.messages import Message, message
 from recovery.models import TidyWorkflow
-from recovery.transaction import repair as m
 
 AUDIT_PAGE_SIZE = 50
 BATCH_LIMIT = 500  # workflows in one batch re-check

@@ -3,7 +3,7 @@
 A refusal, an audit row's message and its "decision table afterwards" are stored as a
 `recovery.messages.Message` (one of these ids with its values) beside their English rendering;
 the pages render the message again in the reader's language (`shown`). The mutations'
-summaries are declared the same way where they are written, in recovery/transaction/repair.py.
+summaries are declared the same way where they are written, in recovery/engine/transaction/repair.py.
 Nothing reads stored English back.
 """
 

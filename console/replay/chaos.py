@@ -40,8 +40,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from console.replay import database as db
 from console.replay.journal import Timeline
 from console.replay.processes import Child, Processes, _children_of, free_port
-from recovery.lease import connect_direct
 from recovery.models import CallbackReceipt, RecoveryCycle
+from recovery.runtime.lease import connect_direct
 
 FAULTS = ("web worker SIGKILL", "qcluster worker SIGKILL", "every connection terminated", "database crash-restart")
 

@@ -14,14 +14,14 @@ from django.utils import timezone
 from console.replay import database as sql
 from console.replay.journal import MutationJournal, Timeline
 from console.replay.processes import Child, Processes, ReplayTimeout
-from recovery import wms_sql
-from recovery.creation import TidyMove, create_tidy_workflow
-from recovery.cycle import run_cycle
-from recovery.decisions import decide
+from recovery.engine import wms_sql
+from recovery.engine.creation import TidyMove, create_tidy_workflow
+from recovery.engine.cycle import run_cycle
+from recovery.engine.decisions import decide
+from recovery.engine.evidence import evidence_for_active_workflows
+from recovery.engine.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
 from recovery.errors import TidyError
-from recovery.evidence import evidence_for_active_workflows
 from recovery.models import RecoveryCycle, tidy_job_id
-from recovery.wcs import HttpFailure, WcsVehicleSnapshotClient, http_request
 
 REPLAY_PURPOSE = "replay-wcs-callback"
 
@@ -150,7 +150,8 @@ class ScenarioContext:
         self.run.workflows.add(created.workflow_id)
         self.result.workflows.append(created.workflow_id)
         self.journal.record(kind="service", why=f"the tidy under test in {self.result.name}",
-                            call=f"recovery.creation.create_tidy_workflow(origin={origin!r}, moves={len(moves)})",
+                            call=f"recovery.engine.creation.create_tidy_workflow(origin={origin!r}, "
+                                 f"moves={len(moves)})",
                             result={"workflow_id": created.workflow_id, "first_job": created.first_job_id,
                                     "vehicles_available": created.vehicles_available})
         self.note(f"created {origin} workflow {created.workflow_id} ({steps} steps); job {created.first_job_id} "
@@ -233,7 +234,7 @@ class ScenarioContext:
             return
         report = run_cycle(trigger=RecoveryCycle.Trigger.MANUAL, worker=f"replay-settle:{self.run.run_id}")
         self.journal.record(kind="recovery-cycle", why="settle workflows outside the scenario before fault points "
-                            f"are armed ({len(pending)} needed a decision)", call="recovery.cycle.run_cycle()",
+                            f"are armed ({len(pending)} needed a decision)", call="recovery.engine.cycle.run_cycle()",
                             result=report.summary())
         self.note(f"settled {len(pending)} workflow(s) outside the scenario: {report.summary()}")
 

@@ -2,7 +2,7 @@
 and the replay's one home for SQL: every statement the replay package runs is named here. The
 backup/restore statements are built from quoted catalog identifiers (the run's backup schema,
 each table's columns), so they are composed in the functions below rather than as constants;
-the WMS statements the replay shares with the product come from recovery/wms_sql.py.
+the WMS statements the replay shares with the product come from recovery/engine/wms_sql.py.
 
 The baseline covers every WMS table (docs/architecture.md §3) and every table of the console's own apps
 (all Django tables of this database, django_migrations included): one md5 of `row::text` per
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
+from recovery.engine.wms_sql import WMS_TABLES
 from recovery.errors import Refused
-from recovery.wms_sql import WMS_TABLES
 
 BACKUP_SCHEMA_PREFIX = "tidy_replay_backup_"
 SEQUENCES_TABLE = "replay_sequences"

@@ -53,7 +53,7 @@ def database_url(application_name: str) -> str:
         auth += ":" + quote(s["PASSWORD"], safe="")
     options = {k: str(v) for k, v in (s.get("OPTIONS") or {}).items() if isinstance(v, str | int)}
     options.pop("application_name", None)
-    # Through libpq's `options`, not application_name=: recovery.lease passes its own
+    # Through libpq's `options`, not application_name=: recovery.runtime.lease passes its own
     # application_name keyword and would clash with one in the URL.
     options["options"] = (options.get("options", "") + f" -c application_name={application_name}").strip()
     host = s["HOST"] or ""
@@ -217,7 +217,7 @@ class Processes:
         raise ReplayTimeout(f"{url} did not answer within {timeout} s" + (f":\n{child.log_tail()}" if child else ""))
 
     def wait_startup_cycle(self, child: Child, *, timeout: float = 60.0) -> RecoveryCycle:
-        """The STARTUP cycle a qcluster runs when it starts (recovery.signals), finished."""
+        """The STARTUP cycle a qcluster runs when it starts (recovery.runtime.signals), finished."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             cycle = (RecoveryCycle.objects.filter(trigger=RecoveryCycle.Trigger.STARTUP,

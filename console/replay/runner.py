@@ -20,8 +20,8 @@ from console.replay.context import RunState, ScenarioContext, ScenarioResult
 from console.replay.journal import MutationJournal, Timeline
 from console.replay.processes import Processes, free_port
 from console.replay.scenarios import BY_NAME, PROFILES, raise_if_missing
+from recovery.engine.schema import missing_tables
 from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.schema import missing_tables
 
 TASK_STATE_MARKERS = ("task-state", "taskstate", "tidytaskstate", "unknown-task", "/sim/")
 CALLBACK_PATHS = ("/api/wcs/job-finish", "/api/wcs/job-status")

@@ -13,20 +13,20 @@ from django.db import connection
 from django_q.models import Schedule
 
 from console import repair
-from console.console_sql import AUDIT_TABLE_EXISTS
 from console.models import RepairAudit
 from console.operations.observe import observed_page
+from console.readers.sql import APPEND_ONLY_TABLE_EXISTS
 from console.replay import database as sql
 from console.replay.context import Created, ScenarioContext, ScenarioFailed
 from console.replay.processes import CHILD_RECOVERY_INTERVAL_SECONDS
 from console.roles import OPERATOR
-from recovery.decisions import SPEC_BY_RULE, Action, Rule, decide
-from recovery.evidence import evidence_for_workflow
-from recovery.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
+from recovery.engine.decisions import SPEC_BY_RULE, Action, Rule, decide
+from recovery.engine.evidence import evidence_for_workflow
+from recovery.engine.transaction import StaleEvidence, apply_decision
+from recovery.engine.wms_sql import WMS_TABLES
 from recovery.models import OutboundHttpRequest, RecoveryCycle, RecoveryDecision
-from recovery.schedule import SCHEDULE_NAME, ensure_recovery_schedule
-from recovery.transaction import StaleEvidence, apply_decision
-from recovery.wms_sql import WMS_TABLES
+from recovery.runtime.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
+from recovery.runtime.schedule import SCHEDULE_NAME, ensure_recovery_schedule
 
 # A step whose move job is gone is paused as the decision table's no-job rule says (its spec).
 NO_JOB = SPEC_BY_RULE[Rule.NO_JOB]
@@ -606,7 +606,7 @@ def _ensure_schedule(ctx: ScenarioContext) -> None:
     if not Schedule.objects.filter(name=SCHEDULE_NAME).exists():
         ensure_recovery_schedule()
         ctx.journal.record(kind="service", why="the recovery schedule row was missing; the scheduled cycles need it",
-                           call="recovery.schedule.ensure_recovery_schedule()")
+                           call="recovery.runtime.schedule.ensure_recovery_schedule()")
 
 
 def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
@@ -670,7 +670,7 @@ def workflow_locked_longer_than_a_cycle(ctx: ScenarioContext) -> None:
 
 def _repair_unavailable() -> str | None:
     with connection.cursor() as cursor:
-        cursor.execute(AUDIT_TABLE_EXISTS)
+        cursor.execute(APPEND_ONLY_TABLE_EXISTS, {"table": "console_repairaudit"})
         if not cursor.fetchone()[0]:
             return "the repair audit table is not migrated"
     return None

@@ -12,7 +12,7 @@ from django.db import connections
 from django.db.utils import DatabaseError
 
 from console.checks import append_only_check
-from console.console_sql import AUDIT_TABLE_ALTERABLE, ROLE_AUDIT_TABLE_EXISTS, ROLE_AUDIT_TRIGGERS_PRESENT
+from console.security.sql import AUDIT_TABLE_ALTERABLE
 
 # Every append-only table (the ones that exist are checked): repair audit, role changes,
 # workflow notes, notification acknowledgements, silences and their endings, cordons and their
@@ -56,6 +56,5 @@ def check_runtime_role_cannot_alter_the_audit(app_configs=None, databases=None, 
 
 
 check_role_change_audit_is_append_only = register(append_only_check(
-    subject="The role-change audit", table="console_rolechangeaudit", table_exists=ROLE_AUDIT_TABLE_EXISTS,
-    triggers_present=ROLE_AUDIT_TRIGGERS_PRESENT, migration="0005_role_change_audit", error_id="console.E102",
-    inspect_error_id="console.E103"), Tags.database)
+    subject="The role-change audit", table="console_rolechangeaudit", migration="0005_role_change_audit",
+    error_id="console.E102", inspect_error_id="console.E103"), Tags.database)

@@ -61,7 +61,7 @@ def current_lockouts() -> list[dict]:
 def security_overview(request):
     if not roles.can_cancel(request.user):  # shift leads (and superusers)
         raise PermissionDenied(gettext("The security page is for shift leads."))
-    return render_page(request, "console/security.html", "security-live", {
+    return render_page(request, "security/security.html", "security-live", {
         "lockouts": current_lockouts(),
         "recent_lockouts": AccessFailureLog.objects.filter(locked_out=True).order_by("-attempt_time")[:50],
         "role_changes": role_changes(),

@@ -1,11 +1,11 @@
 """A WCS simulator for the demo, the replay and manual try-outs.
 
 It plays the WCS side of the integration:
-- serves the vehicle snapshot (the contract in `recovery.wcs`) on the host and port of
+- serves the vehicle snapshot (the contract in `recovery.engine.wcs`) on the host and port of
   WCS_SNAPSHOT_URL;
 - drives every active tidy job of an ACTIVE workflow 1 -> 2 (dispatched) -> 3 (executing) ->
   finished by calling the console's real endpoints (`/api/wcs/job-status`, `/api/wcs/job-finish`)
-  at a configurable rate, through the journaled `recovery.wcs.http_request`;
+  at a configurable rate, through the journaled `recovery.engine.wcs.http_request`;
 - optionally injects the faults a real WCS link shows (docs/architecture.md §13): an
   acknowledgement dropped (the finish is re-sent later: a duplicate), a callback delivered twice, a status report
   delivered late (after a newer one: an old event the console refuses while its job is active, a
@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 
 from django.db import DatabaseError, connection
 
-from recovery import wms_sql
-from recovery.creation import CreationRefused, TidyMove, create_tidy_workflow
-from recovery.wcs import HttpFailure, http_request
+from console.simulator import sql as simulator_sql
+from recovery.engine.creation import CreationRefused, TidyMove, create_tidy_workflow
+from recovery.engine.wcs import HttpFailure, http_request
 
 log = logging.getLogger("wcs_simulator")
 
@@ -213,7 +213,7 @@ class WcsSimulator:
         """Never drive the workflows whose job has not changed since `before` (a vehicle fault:
         the demo keeps its stalled workflow stalled). Returns their ids."""
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.SIMULATOR_STALLED_WORKFLOWS, {"before": before})
+            cursor.execute(simulator_sql.SIMULATOR_STALLED_WORKFLOWS, {"before": before})
             ids = [row[0] for row in cursor.fetchall()]
         for workflow_id in ids:
             self.stalled[workflow_id] = float("inf")
@@ -224,7 +224,7 @@ class WcsSimulator:
 
     def _next_job(self, now: float):
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.SIMULATOR_ACTIVE_JOBS, {"limit": 500})
+            cursor.execute(simulator_sql.SIMULATOR_ACTIVE_JOBS, {"limit": 500})
             jobs = cursor.fetchall()
         for job in jobs:
             job_id, workflow_id = job[0], job[2]
@@ -271,13 +271,13 @@ class WcsSimulator:
 
     def create_one(self):
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.COUNT_ACTIVE_WORKFLOWS)
+            cursor.execute(simulator_sql.COUNT_ACTIVE_WORKFLOWS)
             if cursor.fetchone()[0] >= self.max_active:
                 return None
             steps = self.random.randint(1, self.max_steps)
-            cursor.execute(wms_sql.SIMULATOR_FREE_TRAYS, {"limit": steps})
+            cursor.execute(simulator_sql.SIMULATOR_FREE_TRAYS, {"limit": steps})
             trays = cursor.fetchall()
-            cursor.execute(wms_sql.SIMULATOR_FREE_SPACES, {"limit": steps})
+            cursor.execute(simulator_sql.SIMULATOR_FREE_SPACES, {"limit": steps})
             targets = [row[0] for row in cursor.fetchall()]
         moves = [TidyMove(tray, source, target) for (source, tray), target in zip(trays, targets, strict=False)]
         if not moves:

@@ -270,7 +270,7 @@ def _workflow_url_prefix() -> str:
 
 class PausedRowValues(NamedTuple):
     """The values of one paused-list row, formatted for the request's language and time zone.
-    Texts, not markup: console/paused_list.html#paused-row writes and escapes them."""
+    Texts, not markup: workflows/paused_list.html#paused-row writes and escapes them."""
 
     workflow_id: str
     url: str  # the workflow's page
@@ -338,15 +338,15 @@ def paused_row_values(rows) -> list[PausedRowValues]:
 
 @register.simple_tag
 def paused_row(row: PausedRowValues) -> str:
-    """One row of the paused list, written by console/paused_list.html#paused-row."""
-    return _written("console/paused_list.html#paused-row", get_language(), row)
+    """One row of the paused list, written by workflows/paused_list.html#paused-row."""
+    return _written("workflows/paused_list.html#paused-row", get_language(), row)
 
 
 @register.simple_tag
 def evidence_row(field) -> str:
     """One field of an evidence card (console.workflows.evidence_card.CardField), written by
-    console/_evidence_card.html#evidence-row."""
-    return _written("console/_evidence_card.html#evidence-row", get_language(), field)
+    workflows/_evidence_card.html#evidence-row."""
+    return _written("workflows/_evidence_card.html#evidence-row", get_language(), field)
 
 
 @lru_cache(maxsize=4096)

@@ -2,7 +2,7 @@
 
 For the first incomplete step, every field the decision table looks at is listed with what
 the step expects and what the WMS holds; a field that disagrees is a mismatch and names the
-rule that checks it, read from the decision table's specs (recovery.decisions.checking_rule:
+rule that checks it, read from the decision table's specs (recovery.engine.decisions.checking_rule:
 the deciding rule when its facts name the field's key, else the first rule in precedence whose
 facts name it, while the card expects its state). The rule that decided - the one that
 produced the pause reason - is the card's headline, and its mismatching fields are marked
@@ -18,8 +18,14 @@ from enum import StrEnum
 from django.utils.translation import gettext as _
 
 from console.runbook import rule_explanation
-from recovery.decisions import Decision, ExpectedState, Rule, checking_rule, decide_as_if_active, expected_state
-from recovery.evidence import ACTIVE_JOB_STATUSES, FINISHED_JOB_STATUS, TIDY_MOVE, JobEvidence, TidyRecoveryEvidence
+from recovery.engine.decisions import Decision, ExpectedState, Rule, checking_rule, decide_as_if_active, expected_state
+from recovery.engine.evidence import (
+    ACTIVE_JOB_STATUSES,
+    FINISHED_JOB_STATUS,
+    TIDY_MOVE,
+    JobEvidence,
+    TidyRecoveryEvidence,
+)
 
 NONE = "—"
 # Pausing itself sets the step to PAUSED_RECOVERY: not a change worth pointing out.

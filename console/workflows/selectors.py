@@ -13,11 +13,12 @@ from django.db import connection
 from django.db.models import Count, JSONField, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from console import console_sql
 from console.input_checks import BIGINT_MAX, is_ascii_int
 from console.readers import EPOCH, Cursor
 from console.readers.recovery import retained_lock_count
-from recovery.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
+from console.workflows import sql as workflows_sql
+from recovery.engine.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
+from recovery.engine.prepared import run_prepared
 from recovery.models import (
     BasCargoSpace,
     CallbackReceipt,
@@ -29,7 +30,6 @@ from recovery.models import (
     TidyStep,
     TidyWorkflow,
 )
-from recovery.prepared import run_prepared
 
 PAUSED = TidyWorkflow.Status.PAUSED_RECOVERY
 ACTIVE = TidyWorkflow.Status.ACTIVE
@@ -118,7 +118,7 @@ def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
         return {}
     wanted = set(spaces)
     with connection.cursor() as cursor:
-        cursor.execute(console_sql.OPEN_STEPS_USING_SPACES, {"spaces": list(wanted)})
+        cursor.execute(workflows_sql.OPEN_STEPS_USING_SPACES, {"spaces": list(wanted)})
         return _by_space([BlockedStep(*row) for row in cursor.fetchall()], wanted)
 
 
@@ -248,9 +248,9 @@ class WorkflowDetail:
 
     @cached_property
     def _history(self) -> dict:
-        """The history fragment's reads, in one statement (console_sql.WORKFLOW_HISTORY)."""
-        # Prepared with a generic plan (recovery.prepared): planning it cost twice its execution.
-        names, rows = run_prepared(console_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
+        """The history fragment's reads, in one statement (workflows_sql.WORKFLOW_HISTORY)."""
+        # Prepared with a generic plan (recovery.engine.prepared): planning it cost twice its execution.
+        names, rows = run_prepared(workflows_sql.WORKFLOW_HISTORY, {"workflow_id": self.workflow.workflow_id})
         return {name: _json_value(v) for name, v in zip(names, rows[0], strict=True)}
 
     @cached_property
@@ -303,8 +303,8 @@ class WorkflowDetail:
 def workflow_detail(*, workflow_id: int) -> WorkflowDetail | None:
     if not 0 < workflow_id <= BIGINT_MAX:  # not a workflow id (the URL takes any digits)
         return None
-    # The workflow and its journal in one statement, prepared (recovery.prepared) like the evidence read.
-    _, rows = run_prepared(console_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
+    # The workflow and its journal in one statement, prepared (recovery.engine.prepared) like the evidence read.
+    _, rows = run_prepared(workflows_sql.WORKFLOW_AND_JOURNAL, {"workflow_id": workflow_id})
     if not rows:
         return None
     workflow_row, decision_rows = (_json_value(v) for v in rows[0])

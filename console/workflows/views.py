@@ -19,12 +19,12 @@ from console.runbook import CATALOG
 from console.workflows import selectors
 from console.workflows.evidence_card import build_evidence_card
 from console.workflows.forms import LocksForm, PausedListForm
-from recovery.decisions import PAUSE_REASONS
+from recovery.engine.decisions import PAUSE_REASONS
 
 
 @console_page
 def dashboard(request):
-    return render_page(request, "console/dashboard.html", "dashboard-live", {
+    return render_page(request, "workflows/dashboard.html", "dashboard-live", {
         "counts": selectors.dashboard_counts(),
         "health": recovery_health(),
         "flow": flow_health(),
@@ -40,7 +40,7 @@ def paused_workflows(request):
     form.is_valid()
     filters = form.filters()
     page = paused_workflows_page(filters=filters)
-    return render_page(request, "console/paused_list.html", "paused-results", {
+    return render_page(request, "workflows/paused_list.html", "paused-results", {
         "form": form, "filters": filters, "page": page, "health": recovery_health(),
     }, status=400 if form.refused else 200)
 
@@ -53,7 +53,7 @@ def workflow_detail(request, workflow_id: int):
     card_then = build_evidence_card(detail.evidence_then) if detail.evidence_then else None
     card_now = build_evidence_card(detail.evidence_now, baseline=card_then) if detail.evidence_now else None
     reason = CATALOG.get(detail.workflow.pause_reason) if detail.workflow.pause_reason else None
-    return render_page(request, "console/workflow.html", ("workflow-live", "workflow-history"), {
+    return render_page(request, "workflows/workflow.html", ("workflow-live", "workflow-history"), {
         "detail": detail, "workflow": detail.workflow, "card_now": card_now, "card_then": card_then,
         "reason": reason,
         # The repair panel sits outside the refreshed fragments: built for the whole page only.
@@ -72,7 +72,7 @@ def locks(request):
     form.is_valid()
     data = getattr(form, "cleaned_data", {})
     page = selectors.paused_locks_page(q=data.get("q") or "", after=data.get("after"))
-    return render_page(request, "console/locks.html", "locks-results", {"form": form, "page": page},
+    return render_page(request, "workflows/locks.html", "locks-results", {"form": form, "page": page},
                        status=400 if form.refused else 200)
 
 
@@ -80,7 +80,7 @@ def locks(request):
 def reason_codes(request):
     counts = selectors.dashboard_counts().paused_by_reason
     entries = [(CATALOG[r], counts.get(r.value, 0)) for r in PAUSE_REASONS]
-    return render_page(request, "console/reason_codes.html", "reason-catalog", {
+    return render_page(request, "workflows/reason_codes.html", "reason-catalog", {
         # The runbook names its corrections by value; the repair actions' registry words them.
         "entries": entries, "families": FAMILIES,
     })

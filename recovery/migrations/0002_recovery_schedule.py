@@ -2,7 +2,7 @@ from django.db import migrations
 
 
 def declare_schedule(apps, schema_editor):
-    from recovery.schedule import ensure_recovery_schedule
+    from recovery.runtime.schedule import ensure_recovery_schedule
 
     ensure_recovery_schedule(apps.get_model("django_q", "Schedule"))
 

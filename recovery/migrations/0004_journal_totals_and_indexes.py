@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 
 def declare_retention_schedule(apps, schema_editor):
-    from recovery.retention import ensure_retention_schedule
+    from recovery.runtime.retention import ensure_retention_schedule
 
     ensure_retention_schedule(apps.get_model("django_q", "Schedule"))
 

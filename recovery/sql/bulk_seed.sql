@@ -1,5 +1,5 @@
 -- name: bulk_seed
--- Bulk warehouse data for the benchmarks and the scale tests (recovery.warehouse.BulkSeeder):
+-- Bulk warehouse data for the benchmarks and the scale tests (recovery.demo.warehouse.BulkSeeder):
 -- workflows lo..hi with explicit ids, one step each (tray BT-<id> from BS-<id> to BD-<id>),
 -- two locks, three stock rows. The kind decides the job rows and where the goods are:
 -- healthy (leave), missing (pause: job missing), finished (advance), completed (complete).

@@ -1,6 +1,6 @@
 -- name: tidy_recovery_classification
 -- What decide() reads of every ACTIVE workflow's evidence, and only that, oldest first: the
--- recovery cycle's classification (recovery.wms_sql puts the shard's condition in place of
+-- recovery cycle's classification (recovery.engine.wms_sql puts the shard's condition in place of
 -- /* shard */, or nothing for the whole active set). Each column has the value evidence.sql gives
 -- the field of the same name; the fields decide() never reads (origin, the lock and step
 -- counts, the stock locations, whether the spaces exist) are not read here at all, and a

@@ -2,7 +2,7 @@
 -- The recovery projection (WMS-local data only, docs/architecture.md §4) for each workflow: the
 -- first incomplete step, its deterministic job TDY-<workflowId>-<stepId> left-joined to both
 -- the active and the finish job tables, and the tray's stock and space occupancy.
--- Two filters are appended by recovery.wms_sql: every ACTIVE workflow (the classification,
+-- Two filters are appended by recovery.engine.wms_sql: every ACTIVE workflow (the classification,
 -- partial index tidy_workflow_active_idx), or the given workflow ids whatever their status
 -- (the re-read under the workflow row lock, the console, the repair flow).
 SELECT
@@ -111,4 +111,4 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) AS wr ON aj.job_id IS NOT NULL
 LEFT JOIN bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
--- The WHERE clause is appended by recovery.wms_sql (all active, or the given workflow ids).
+-- The WHERE clause is appended by recovery.engine.wms_sql (all active, or the given workflow ids).

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 

@@ -10,9 +10,9 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from console.notifications.schedule import ensure_notification_schedule
+from recovery.engine.places import aisle_of
 from recovery.models import Cordon, CordonLift, ProcessHeartbeat, RecoveryCycle
-from recovery.places import aisle_of
-from recovery.schedule import ensure_recovery_schedule
+from recovery.runtime.schedule import ensure_recovery_schedule
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.console_personas import make_user
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
 

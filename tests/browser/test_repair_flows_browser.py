@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from console.models import CancelProposal, RepairAudit, RepairBatch
-from recovery.evidence import evidence_for_workflow
+from recovery.engine.evidence import evidence_for_workflow
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
 from tests.repair_support import make_user, paused, run_queued_tasks

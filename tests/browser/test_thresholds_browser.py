@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
 from console.models import NotificationThreshold
-from recovery.decisions import Reason
+from recovery.engine.decisions import Reason
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
 from tests.console_personas import make_user
 

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from console.models import UserLanguage
-from recovery.cycle import run_cycle
-from recovery.warehouse import WarehouseBuilder
+from recovery.demo.warehouse import WarehouseBuilder
+from recovery.engine.cycle import run_cycle
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
 from tests.console_personas import make_user
 from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)

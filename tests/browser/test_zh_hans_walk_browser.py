@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from console.models import UserLanguage
 from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
 from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
 from tests.visible_text import english_left

@@ -1,6 +1,6 @@
 """What every qcluster is doing, from any machine: django-q2's cluster statistics live in the
 shared database cache (settings.CACHES) for a few seconds, and each recovery process's heartbeat
-in the database (recovery/processes.py), so this works wherever the environment points at the
+in the database (recovery/runtime/processes.py), so this works wherever the environment points at the
 same database. It needs no terminal library (django-q2's qinfo/qmonitor need `blessed`). The
 console's /recovery/processes/ page shows the same (console.readers.processes)."""
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connection
 
-from console.console_sql import SET_ROLE_NAMES
+from console.security.sql import SET_ROLE_NAMES
 
 ROLES_SQL = Path(settings.BASE_DIR) / "deploy" / "sql" / "roles.sql"
 ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")

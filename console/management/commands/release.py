@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from console.notifications.schedule import ensure_notification_schedule
-from recovery.retention import ensure_retention_schedule
-from recovery.schedule import ensure_recovery_schedule
+from recovery.runtime.retention import ensure_retention_schedule
+from recovery.runtime.schedule import ensure_recovery_schedule
 
 
 class Command(BaseCommand):

@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from console import devdb
 from console.management.demo import DEMO_USERS_REFUSED, ensure_demo_note, ensure_demo_users
-from recovery.schema import missing_tables
+from recovery.engine.schema import missing_tables
 
 GUNICORN_CONF = Path(settings.BASE_DIR) / "deploy" / "gunicorn.conf.py"
 # How long the processes get to stop after Ctrl-C before they are killed.

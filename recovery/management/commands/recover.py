@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
 
-from recovery.cycle import run_cycle
+from recovery.engine.cycle import run_cycle
+from recovery.engine.schema import missing_tables, procedure_exists
 from recovery.models import RecoveryCycle
-from recovery.schema import missing_tables, procedure_exists
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from recovery.creation import CreationRefused, TidyMove, create_tidy_workflow
+from recovery.engine.creation import CreationRefused, TidyMove, create_tidy_workflow
 from recovery.models import TidyWorkflow
 
 

@@ -3,15 +3,15 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from recovery import wms_sql
-from recovery.cordons import cordon_create
-from recovery.decisions import PAUSE_REASONS, Rule
+from recovery.demo import sql as demo_sql
+from recovery.demo.warehouse import CASES, EXPECTED, WarehouseBuilder, truncate_wms_tables
+from recovery.engine.cordons import cordon_create
+from recovery.engine.decisions import PAUSE_REASONS, Rule
+from recovery.engine.schema import missing_tables
 from recovery.models import Cordon
-from recovery.schema import missing_tables
-from recovery.warehouse import CASES, EXPECTED, WarehouseBuilder, truncate_wms_tables
 
 # How many workflows of each kind the demo warehouse holds: every kind the warehouse builder
-# writes (recovery.warehouse.CASES: every rule of docs/architecture.md §5 at least once), one
+# writes (recovery.demo.warehouse.CASES: every rule of docs/architecture.md §5 at least once), one
 # each unless said here, plus flowing work and history.
 DEMO_COUNTS = {
     "healthy": 12, "all_completed": 2, "active_not_pre_move": 2, "finish_terminal": 3, "finish_terminal_last": 2,
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         if missing := missing_tables():
             raise CommandError(f"WMS table missing: {', '.join(missing)} (run `python manage.py wms_schema`)")
         with connection.cursor() as cursor:
-            cursor.execute(wms_sql.COUNT_WORKFLOWS)
+            cursor.execute(demo_sql.COUNT_WORKFLOWS)
             existing = cursor.fetchone()[0]
         if existing and options["if_empty"]:
             self.stdout.write(f"demo data already present ({existing} workflows); left as it is")
@@ -83,9 +83,9 @@ def load_demo() -> dict[str, int]:
             built = wh.build(kind, **kw)
             if kind == "healthy" and i == 0:
                 with connection.cursor() as cursor:
-                    cursor.execute(wms_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
+                    cursor.execute(demo_sql.DEMO_STALL_JOB, {"workflow_id": built.workflow_id,
                                                            "minutes": STALLED_DEMO_MINUTES})
     with connection.cursor() as cursor:
-        cursor.execute(wms_sql.DEMO_WAREHOUSE_SIZE)
+        cursor.execute(demo_sql.DEMO_WAREHOUSE_SIZE)
         spaces, trays, stock = cursor.fetchone()
     return {"spaces": spaces, "trays": trays, "stock": stock}

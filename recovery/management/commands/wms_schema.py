@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
 
-from recovery.schema import SchemaShapeError, apply_wms_schema
+from recovery.engine.schema import SchemaShapeError, apply_wms_schema
 
 
 class Command(BaseCommand):
