@@ -12,7 +12,6 @@ from django.db import connection
 from console.env import env_regex
 from console.rack_map.drawing import Place, natural_key, parse_code
 from recovery.warehouse import Move, WarehouseBuilder
-from tests.console_personas import *  # noqa: F403  (fixtures: personas, supervisor_client)
 
 DEFAULT = r"^(?P<aisle>[A-Z]\d+)-(?P<level>\d+)-(?P<position>\d+)$"
 

@@ -12,6 +12,9 @@ from recovery.cycle import run_cycle
 from recovery.lease import connect_direct
 from recovery.models import RecoveryCycle
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _cycle(age_seconds: float, outcome="SUCCEEDED", **shard) -> RecoveryCycle:
     finished = timezone.now() - timedelta(seconds=age_seconds)

@@ -15,9 +15,7 @@ from console.notifications.delivery import WEBHOOK_FIELDS, deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.messages import with_texts
 from recovery.decisions import PAUSE_REASONS
-from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 from tests.test_configuration import _manage
 from tests.test_notifications_events import SCENARIOS

@@ -16,7 +16,6 @@ from console.repair.forms import AuditFilterForm, RepairForm
 from recovery.decisions import RULE_EXPLANATIONS, Rule
 from recovery.messages import Message
 from recovery.transaction import repair as m
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused, run_queued_tasks
 from tests.visible_text import WORD, english_left
 

@@ -13,7 +13,6 @@ from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from recovery.line_breaks import escape_line_breaks
 from recovery.logcontext import ContextFilter, logging_config
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 
 FORGED = "RECOVERY_JOB_MISSING\n\nOpen: https://evil.example/phish"

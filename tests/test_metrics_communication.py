@@ -15,10 +15,12 @@ from console.notifications.evaluate import evaluate_notifications
 from recovery.models import CallbackReceipt, OutboundHttpRequest
 from recovery.retention import journal_retention_run
 from recovery.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 from tests.test_metrics import scrape, value
 from tests.wcs_helpers import answer, local_http_server, post, rows, status
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 QUANTILES = ("0.5", "0.95", "1")
 TARGETS = ("wcs_snapshot", "webhook")

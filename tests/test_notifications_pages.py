@@ -6,8 +6,6 @@ from django.utils import timezone
 
 from console.models import Notification, NotificationAcknowledgement, NotificationThreshold
 from recovery.decisions import PAUSE_REASONS
-from tests.console_personas import *  # noqa: F403  (fixtures: personas)
-from tests.notification_support import *  # noqa: F403  (fixtures)
 
 URL = "/notifications/"
 THRESHOLDS = "/notifications/thresholds/"
@@ -95,6 +93,7 @@ def test_acknowledge_refuses_get_anonymous_and_users_without_a_role(client, pers
     assert not NotificationAcknowledgement.objects.exists()
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_the_database_refuses_to_update_or_delete_an_acknowledgement(client, personas, three):
     login(client, personas, "operator").post(f"{URL}{three['open'].pk}/acknowledge")
     for sql in ("UPDATE console_notificationacknowledgement SET username = 'someone else'",

@@ -22,6 +22,9 @@ from recovery.schedule import SCHEDULE_NAME, SHARD_SCHEDULE_PREFIX, ensure_recov
 from recovery.tasks import run_recovery_runner
 from recovery.warehouse import BulkSeeder
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 3
 INTERVAL = 2.0

@@ -12,9 +12,11 @@ from console.models import RepairAudit
 from console.repair.registry import RepairAction
 from recovery.lease import connect_direct
 from recovery.transaction import StaleWrite
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, make_user, paused
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 REASON = "Job lost at the restart, tray at source"
 

@@ -15,9 +15,11 @@ from console.readers.paused import PausedFilters, paused_workflows_page
 from console.repair.selectors import batch_candidates
 from recovery.transaction import lock_workflow
 from recovery.warehouse import Move
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 REASON = "The job was lost when the WMS restarted at 02:10"
 JOIN_SECONDS = 30
