@@ -3,6 +3,10 @@ import shutil
 
 import pytest
 
+# The fixtures shared by many test modules (personas, the repair and notification databases, the
+# local SMTP and webhook receivers), registered once here instead of star-imported into each module.
+pytest_plugins = ["tests.console_personas", "tests.repair_support", "tests.notification_support"]
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
@@ -14,7 +18,11 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    # Stop and remove the embedded server only if this test run created it.
+    # Stop and remove the embedded server only if this test run created it, and only from the
+    # process that started it: pytest-xdist's workers share the controller's server (each with a
+    # database of its own) and end before it.
+    if hasattr(session.config, "workerinput"):
+        return
     data_dir = os.environ.get("TIDY_TEST_OWNS_EMBEDDED_DB")
     if data_dir and os.environ.get("EMBEDDED_DB_DIR") == data_dir:
         from console import devdb

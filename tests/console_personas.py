@@ -18,7 +18,7 @@ def make_user(username: str, role: str | None = None, password: str = "pw-" + "x
 
 
 @pytest.fixture
-def personas(transactional_db):
+def personas(db):
     for role in ALL_ROLES:
         Group.objects.get_or_create(name=role)
     users = {name: make_user(name, role) for name, role in ROLE_USERS.items()}

@@ -14,7 +14,6 @@ from aiosmtpd.controller import Controller
 from django.utils import timezone
 
 from recovery.models import RecoveryCycle
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 
 def free_port() -> int:
@@ -125,7 +124,7 @@ def no_channels(settings):
 
 
 @pytest.fixture
-def notify_db(wms, audit_truncate_allowed, no_channels):  # noqa: F811
+def notify_db(wms, audit_truncate_allowed, no_channels):
     """The WMS builder on a database whose acknowledgements may be flushed after the test; no
     channel configured unless a test adds one."""
     return wms

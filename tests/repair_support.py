@@ -23,7 +23,7 @@ AUDIT_ROWS = "SELECT * FROM console_repairaudit ORDER BY id"
 
 
 @pytest.fixture
-def audit_truncate_allowed(transactional_db):
+def audit_truncate_allowed(db):
     yield
     connection.ensure_connection()
     with connection.cursor() as cursor:

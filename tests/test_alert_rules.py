@@ -11,6 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from recovery.models import CallbackReceipt
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 RULES = Path(__file__).resolve().parent.parent / "deploy" / "prometheus" / "alerts.yml"
 RULE_TESTS = RULES.with_name("alerts.test.yml")
 PROMTOOL = shutil.which("promtool")

@@ -14,8 +14,6 @@ from console.analytics.selectors import analytics
 from console.models import Notification
 from recovery.demo.warehouse import WarehouseBuilder
 from recovery.models import RecoveryDecision
-from tests.console_personas import personas  # noqa: F401  (fixture)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a Tuesday; the warehouse is on UTC in the tests
 MIN = 60.0
@@ -64,7 +62,7 @@ def notify(user, *, workflow_id: int | None, reason: str, opened: datetime, ackn
 
 
 @pytest.fixture
-def history(wms, personas, audit_truncate_allowed):  # noqa: F811
+def history(wms, personas, audit_truncate_allowed):
     aisle_a, aisle_b = WarehouseBuilder(space_prefix="A"), WarehouseBuilder(space_prefix="B")
     missing, mismatch = "RECOVERY_JOB_MISSING", "RECOVERY_JOB_MISMATCH"
     a1 = pause(aisle_a, missing, day(1, 7), ended_after=10)
@@ -138,12 +136,12 @@ def test_the_weekly_trend(history):
 
 
 @pytest.fixture
-def lead_client(client, personas):  # noqa: F811
+def lead_client(client, personas):
     client.force_login(personas["shiftlead"])
     return client
 
 
-def test_the_page_and_the_csv(wms, audit_truncate_allowed, lead_client):  # noqa: F811
+def test_the_page_and_the_csv(wms, audit_truncate_allowed, lead_client):
     pause(WarehouseBuilder(), "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=5), ended_after=10)
     page = lead_client.get("/analytics/")
     assert page.status_code == 200
@@ -158,7 +156,7 @@ def test_the_page_and_the_csv(wms, audit_truncate_allowed, lead_client):  # noqa
     assert ["resolve", "7", "all", "", "1", "0", "600.0", "600.0"] in rows
 
 
-def test_the_csv_says_the_same_in_seconds(wms, audit_truncate_allowed, lead_client):  # noqa: F811
+def test_the_csv_says_the_same_in_seconds(wms, audit_truncate_allowed, lead_client):
     builder = WarehouseBuilder()
     recent = datetime.now(UTC) - timedelta(hours=5)
     pause(builder, "RECOVERY_JOB_MISSING", recent, ended_after=10)
@@ -169,7 +167,7 @@ def test_the_csv_says_the_same_in_seconds(wms, audit_truncate_allowed, lead_clie
     assert ["resolve", "7", "reason", "RECOVERY_JOB_MISSING", "2", "0", "1200.0", "1680.0"] in rows
 
 
-def test_only_shift_leads_may_read_it(client, personas):  # noqa: F811
+def test_only_shift_leads_may_read_it(client, personas):
     assert client.get("/analytics/").status_code == 302
     for name in ("supervisor", "operator", "norole"):
         client.force_login(personas[name])
@@ -179,7 +177,7 @@ def test_only_shift_leads_may_read_it(client, personas):  # noqa: F811
     assert client.post("/analytics/").status_code == 405
 
 
-def test_the_handover_and_the_notifications_link_it_for_shift_leads_only(client, personas):  # noqa: F811
+def test_the_handover_and_the_notifications_link_it_for_shift_leads_only(client, personas):
     for name, offered in (("supervisor", False), ("shiftlead", True)):
         client.force_login(personas[name])
         for path in ("/handover/", "/notifications/"):
@@ -206,7 +204,7 @@ def test_the_page_reads_a_fixed_number_of_queries(wms, lead_client):
 
 
 def test_a_new_action_that_resolves_a_pause_ends_its_time_to_resolve_from_its_spec(wms, monkeypatch,
-                                                                                   audit_truncate_allowed):  # noqa: F811
+                                                                                   audit_truncate_allowed):
     from dataclasses import replace
 
     from console.models import RepairAudit

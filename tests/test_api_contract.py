@@ -6,11 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import schemathesis
 from django.conf import settings
 
 from console.api.contract import CONTRACT
 from tests.wcs_helpers import create
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 MAX_EXAMPLES = 40  # per operation and phase: the run stays well under a minute

@@ -5,6 +5,7 @@ duplicate of an applied jobFinish is answered from one read, without waiting for
 
 import threading
 
+import pytest
 from django.contrib.sessions.models import Session
 from django.db import connection, transaction
 from django.test import Client
@@ -15,6 +16,9 @@ from recovery.models import CallbackReceipt
 from tests.console_personas import make_user
 from tests.wcs_helpers import create, finish, post, rows
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 # What the person-facing middleware leaves on an answer; none of it may be on an API answer.
 PAGE_MACHINERY_HEADERS = ("Vary", "Content-Language", "Content-Security-Policy", "X-Frame-Options")

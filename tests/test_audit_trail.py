@@ -12,7 +12,6 @@ from django.urls import reverse
 
 from console.models import RepairAudit
 from console.repair.selectors import repair_panel
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused
 
 REASON = "Job vanished at the restart at 02:10"
@@ -39,6 +38,7 @@ def two_rows(repair_db, operator, client):
     "DELETE FROM console_repairaudit",
     "TRUNCATE console_repairaudit",
 ])
+@pytest.mark.usefixtures("committed_db")
 def test_the_database_refuses_to_change_or_remove_audit_rows(two_rows, sql):
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql)

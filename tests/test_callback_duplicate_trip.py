@@ -18,6 +18,9 @@ from recovery.models import CallbackReceipt, tidy_job_id
 from tests.wcs_helpers import create, finish, rows, status
 from tests.wms_state import diff, snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _count_trips(monkeypatch):
     trips = []

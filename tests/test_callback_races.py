@@ -15,6 +15,9 @@ from recovery.models import CallbackReceipt, RecoveryDecision, tidy_job_id
 from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import create, finish, rows, stock_locations
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 JOIN_SECONDS = 30
 
 

@@ -3,13 +3,16 @@ unauthenticated requests adds at most one row per endpoint and minute and keeps 
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from console.readers.recovery import callback_refusals
 from recovery.models import CallbackReceipt
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.wcs_helpers import create, post
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def _unauthorized(client, endpoint="job-finish", body=None, **headers):
@@ -51,7 +54,7 @@ def test_an_address_that_is_not_an_ip_is_kept_as_unknown(wms, client):
     assert list(CallbackReceipt.objects.values_list("remote_addr", "request_count")) == [(None, 1)]
 
 
-def test_operations_see_refusals_per_endpoint_and_outcome_on_the_recovery_page(wms, client, supervisor_client):  # noqa: F811
+def test_operations_see_refusals_per_endpoint_and_outcome_on_the_recovery_page(wms, client, supervisor_client):
     created, _ = create(wms, 1)
     for _ in range(2):
         _unauthorized(client, REMOTE_ADDR="192.0.2.7")

@@ -2,11 +2,15 @@
 target, hands over to the named function and records the receipt with the resulting state."""
 
 import psycopg
+import pytest
 
 from recovery.engine.callbacks import CallbackResult, JobStatusRequest, process_callback
 from recovery.models import CallbackReceipt
 from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import create
+
+# Another session must see the locked row: these tests commit theirs.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def _row_locked_by_another_session(workflow_id):

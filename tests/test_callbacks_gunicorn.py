@@ -5,10 +5,14 @@ answers the same numbers, because they are read from the database at scrape time
 import json
 import time
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.test_production_config import CALLBACK_TOKEN, METRICS_TOKEN, production  # noqa: F401  (fixture)
 from tests.wcs_helpers import create, stock_locations
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 HEADERS = {"Authorization": f"Bearer {CALLBACK_TOKEN}", "Content-Type": "application/json"}
 
@@ -25,7 +29,7 @@ def _samples(server) -> dict:
             for family in text_string_to_metric_families(scraped.body.decode()) for s in family.samples}
 
 
-def test_a_finish_with_an_added_field_is_accepted_and_counted_the_same_by_every_worker(production, wms):  # noqa: F811
+def test_a_finish_with_an_added_field_is_accepted_and_counted_the_same_by_every_worker(production, wms):  # noqa: F811  (the production fixture, imported)
     created, moves = create(wms, 2)
     added = _post(production, "job-finish", {"job_id": created.first_job_id, "stage": "MOVE_FINISHED",
                                              "vendor_extension": {"crane": 4}})
@@ -62,7 +66,7 @@ def test_a_finish_with_an_added_field_is_accepted_and_counted_the_same_by_every_
     assert 1 <= len(warned) <= 2
 
 
-def test_a_finish_naming_another_tray_is_refused_with_both_sides_every_time(production, wms):  # noqa: F811
+def test_a_finish_naming_another_tray_is_refused_with_both_sides_every_time(production, wms):  # noqa: F811  (the production fixture, imported)
     created, moves = create(wms, 1)
     body = {"job_id": created.first_job_id, "stage": "MOVE_FINISHED", "tray_code": "T-NOT-THIS-ONE",
             "location": moves[0].target, "sequence": 3}

@@ -22,6 +22,7 @@ def _locked_evidence(workflow_id):
     return evidence_for_workflow_under_lock(workflow_id)
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_an_accepted_finish_takes_three_round_trips_and_its_commit(wms, monkeypatch):
     created, moves = create(wms, 2)
     trips, statements = [], []

@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from console.models import CancelProposal, RepairAudit
 from recovery.models import tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused
 from tests.wcs_helpers import rows
 from tests.wms_state import diff, snapshot

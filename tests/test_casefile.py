@@ -15,7 +15,6 @@ from console.notifications.evaluate import evaluate_notifications
 from console.notifications.services import notification_acknowledge
 from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, shiftlead, shiftlead2, ...)
 from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wcs_helpers import create, finish, status
 
@@ -53,6 +52,7 @@ def quiet_notifications(settings):
     settings.NOTIFY_WEBHOOK_URL = ""
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_a_workflow_through_every_kind_of_event_lists_them_all_in_order(repair_db, operator, client,
                                                                          quiet_notifications):
     created, _ = create(repair_db, 2)
@@ -107,6 +107,7 @@ def test_a_workflow_through_every_kind_of_event_lists_them_all_in_order(repair_d
     assert "RECOVERY_JOB_MISSING" in events[7]["summary"]
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_cancel_and_release_under_four_eyes_ends_the_case_file(repair_db, shiftlead, shiftlead2, client):
     built = paused(repair_db, "active_mismatch")
     wid = built.workflow_id
@@ -182,6 +183,7 @@ def test_a_roleless_account_is_refused(repair_db, client):
     assert client.get(f"/workflows/{built.workflow_id}/case-file.json").status_code == 403
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_the_case_file_reads_a_fixed_number_of_queries(repair_db, operator, client):
     built = paused(repair_db, "job_missing")
     client.force_login(operator)

@@ -10,7 +10,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from recovery.models import CallbackReceipt, tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, ...)
 from tests.repair_support import paused
 from tests.wcs_helpers import create, finish, status
 

@@ -10,6 +10,9 @@ from console.replay.chaos import ChaosResult, _check
 from recovery.models import RecoveryCycle
 from tests.wcs_helpers import rows
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _checked(since: int = 0, started=None) -> ChaosResult:
     result = ChaosResult(started_at=started or timezone.now(), traffic_ended_at=timezone.now())

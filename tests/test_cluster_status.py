@@ -4,6 +4,7 @@ import io
 import re
 from datetime import timedelta
 
+import pytest
 from django.core.management import call_command
 from django.utils import timezone
 from django_q.brokers import get_broker
@@ -12,6 +13,9 @@ from django_q.status import Stat, Status
 
 from recovery.models import RecoveryCycle
 from recovery.runtime.retention import ensure_retention_schedule
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_it_lists_a_cluster_another_process_reported(transactional_db):

@@ -9,6 +9,9 @@ from django.db import connection
 from recovery.engine.schema import CONTRACT, missing_tables, procedure_exists
 from recovery.models import RecoveryDecision
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _sql(statement):
     with connection.cursor() as cursor:

@@ -22,9 +22,11 @@ from console.roles import OPERATOR
 from recovery.demo.warehouse import WarehouseBuilder
 from recovery.engine.cycle import run_cycle
 from recovery.engine.evidence import evidence_for_workflow
-from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.test_properties import Warehouse
 from tests.wcs_helpers import TOKEN
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ROUNDS = 3
 ITERATIONS = 25  # per actor and round
@@ -158,7 +160,7 @@ class Actors:
 
 
 @pytest.fixture
-def operator(wms, audit_truncate_allowed):  # noqa: F811
+def operator(wms, audit_truncate_allowed):
     user = User.objects.create_user(username="concurrent-operator")
     user.groups.add(Group.objects.get_or_create(name=OPERATOR)[0])
     return user

@@ -11,7 +11,6 @@ from django.urls import reverse
 from console.floor.selectors import ActiveFilters, active_workflows_page
 from console.readers import Cursor
 from console.readers.stalled import active_counts, stalled_workflows
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 LIST = reverse("active-workflows")
 
@@ -106,7 +105,7 @@ def test_it_shows_the_last_callback_heard(floor, wms):
     assert rows[floor["fresh"].workflow_id].last_callback_at is None
 
 
-def test_the_page_lists_them_with_a_live_refresh_and_real_links(floor, supervisor_client):  # noqa: F811
+def test_the_page_lists_them_with_a_live_refresh_and_real_links(floor, supervisor_client):
     response = supervisor_client.get(LIST, {"stalled": "1"})
     assert response.status_code == 200
     html = response.content.decode()
@@ -117,13 +116,13 @@ def test_the_page_lists_them_with_a_live_refresh_and_real_links(floor, superviso
     assert job_of(floor["over"]) in html
 
 
-def test_an_htmx_refresh_gets_only_the_fragment(floor, supervisor_client):  # noqa: F811
+def test_an_htmx_refresh_gets_only_the_fragment(floor, supervisor_client):
     response = supervisor_client.get(LIST, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="active-results"') and "<html" not in html
 
 
-def test_a_bad_position_falls_back_to_the_first_page_with_a_message(floor, supervisor_client):  # noqa: F811
+def test_a_bad_position_falls_back_to_the_first_page_with_a_message(floor, supervisor_client):
     response = supervisor_client.get(LIST, {"after": "nonsense", "stalled": "maybe"})
     assert response.status_code == 200
     assert "That list position is not valid" in response.content.decode()
@@ -132,19 +131,19 @@ def test_a_bad_position_falls_back_to_the_first_page_with_a_message(floor, super
     assert "Null characters are not allowed" in response.content.decode()
 
 
-def test_the_dashboard_counts_stalled_and_links_the_filtered_list(floor, supervisor_client):  # noqa: F811
+def test_the_dashboard_counts_stalled_and_links_the_filtered_list(floor, supervisor_client):
     html = supervisor_client.get(reverse("dashboard")).content.decode()
     tile = re.search(r'<a class="tile" href="/active/\?stalled=1" id="tile-stalled">.*?</a>', html, re.S).group(0)
     assert '<span class="tile-value hot">2</span>' in tile
 
 
-def test_flow_health_links_the_oldest_job_to_its_workflow(floor, supervisor_client):  # noqa: F811
+def test_flow_health_links_the_oldest_job_to_its_workflow(floor, supervisor_client):
     html = supervisor_client.get(reverse("flow-health")).content.decode()
     oldest = floor["old"]
     assert f'id="oldest-job-workflow" href="/workflows/{oldest.workflow_id}/"' in html
 
 
-def test_it_refuses_users_without_a_role_and_sends_anonymous_to_sign_in(floor, client, personas):  # noqa: F811
+def test_it_refuses_users_without_a_role_and_sends_anonymous_to_sign_in(floor, client, personas):
     assert client.get(LIST).status_code == 302
     client.force_login(personas["norole"])
     assert client.get(LIST).status_code == 403

@@ -11,13 +11,12 @@ from django.utils import timezone
 from recovery.engine.cordons import cordon_create
 from recovery.engine.places import aisle_of
 from recovery.models import Cordon, CordonLift
-from tests.console_personas import personas  # noqa: F401  (fixture)
 
 ADD = "/cordons/new/"
 
 
 @pytest.fixture
-def floor(wms, personas):  # noqa: F811
+def floor(wms, personas):
     return wms.move()
 
 
@@ -26,7 +25,7 @@ def cordon_rows() -> list[tuple]:
 
 
 @pytest.mark.parametrize("who", ["supervisor", "operator", "shiftlead"])
-def test_every_console_role_reads_the_cordons(floor, client, personas, who):  # noqa: F811
+def test_every_console_role_reads_the_cordons(floor, client, personas, who):
     cordon_create(scope="SPACE", place=floor.source, reason="leaking sprinkler", ends_at=None, username="lena")
     client.force_login(personas[who])
     page = client.get(reverse("cordons")).content.decode()
@@ -35,7 +34,7 @@ def test_every_console_role_reads_the_cordons(floor, client, personas, who):  # 
     assert ("/lift/" in page) is (who == "shiftlead")
 
 
-def test_anonymous_is_sent_to_sign_in_and_no_role_is_refused(floor, client, personas):  # noqa: F811
+def test_anonymous_is_sent_to_sign_in_and_no_role_is_refused(floor, client, personas):
     assert client.get("/cordons/").status_code == 302
     assert client.post(ADD, {"scope": "SPACE", "place": floor.source, "reason": "r"}).status_code == 302
     client.force_login(personas["norole"])
@@ -43,7 +42,7 @@ def test_anonymous_is_sent_to_sign_in_and_no_role_is_refused(floor, client, pers
     assert cordon_rows() == []
 
 
-def test_a_shift_lead_cordons_an_aisle_with_an_end_and_it_is_listed(floor, client, personas):  # noqa: F811
+def test_a_shift_lead_cordons_an_aisle_with_an_end_and_it_is_listed(floor, client, personas):
     client.force_login(personas["shiftlead"])
     aisle = aisle_of(floor.source)
     ends = (timezone.localtime() + timedelta(hours=4)).strftime("%Y-%m-%dT%H:%M")
@@ -56,7 +55,7 @@ def test_a_shift_lead_cordons_an_aisle_with_an_end_and_it_is_listed(floor, clien
     assert "Shuttle maintenance" in page and 'id="cordons-in-force"' in page
 
 
-def test_an_aisle_or_a_cargo_space_given_alone_says_the_scope(floor, client, personas):  # noqa: F811
+def test_an_aisle_or_a_cargo_space_given_alone_says_the_scope(floor, client, personas):
     client.force_login(personas["shiftlead"])
     aisle = aisle_of(floor.source)
     assert client.post(ADD, {"aisle": aisle, "reason": "Aisle lights out"}).status_code == 303
@@ -68,7 +67,7 @@ def test_an_aisle_or_a_cargo_space_given_alone_says_the_scope(floor, client, per
 
 
 @pytest.mark.parametrize("who", ["supervisor", "operator"])
-def test_only_a_shift_lead_cordons_or_lifts(floor, client, personas, who):  # noqa: F811
+def test_only_a_shift_lead_cordons_or_lifts(floor, client, personas, who):
     c = cordon_create(scope="SPACE", place=floor.source, reason="r", ends_at=None, username="lena")
     client.force_login(personas[who])
     assert client.post(ADD, {"scope": "SPACE", "place": floor.target, "reason": "r"}).status_code == 403
@@ -76,13 +75,13 @@ def test_only_a_shift_lead_cordons_or_lifts(floor, client, personas, who):  # no
     assert len(cordon_rows()) == 1 and CordonLift.objects.count() == 0
 
 
-def test_get_is_refused_on_the_writes(floor, client, personas):  # noqa: F811
+def test_get_is_refused_on_the_writes(floor, client, personas):
     client.force_login(personas["shiftlead"])
     assert client.get(ADD).status_code == 405
     assert client.get("/cordons/1/lift/").status_code == 405
 
 
-def test_a_shift_lead_lifts_a_cordon_and_it_moves_to_the_history(floor, client, personas):  # noqa: F811
+def test_a_shift_lead_lifts_a_cordon_and_it_moves_to_the_history(floor, client, personas):
     c = cordon_create(scope="SPACE", place=floor.source, reason="inspection", ends_at=None, username="lars")
     client.force_login(personas["shiftlead"])
     response = client.post(f"/cordons/{c.pk}/lift/")
@@ -111,7 +110,7 @@ def test_a_shift_lead_lifts_a_cordon_and_it_moves_to_the_history(floor, client, 
     ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "2026-02-30T10:00"}, "ends_at"),
     ({"scope": "SPACE", "place": "{source}", "reason": "r", "ends_at": "\u0661\u0662:00"}, "ends_at"),
 ])
-def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(floor, client, personas, form, field):  # noqa: F811
+def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(floor, client, personas, form, field):
     client.force_login(personas["shiftlead"])
     form = {k: v.replace("{source}", floor.source) for k, v in form.items()}
     response = client.post(ADD, form)
@@ -120,7 +119,7 @@ def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(floor, client, p
     assert cordon_rows() == []
 
 
-def test_lifting_an_unknown_cordon_is_a_404_and_an_ended_one_a_409(floor, client, personas):  # noqa: F811
+def test_lifting_an_unknown_cordon_is_a_404_and_an_ended_one_a_409(floor, client, personas):
     now = timezone.now()
     ended = Cordon.objects.create(scope="SPACE", place=floor.source, reason="r", created_by="lena",
                                   created_at=now - timedelta(hours=2), ends_at=now - timedelta(hours=1))
@@ -131,20 +130,20 @@ def test_lifting_an_unknown_cordon_is_a_404_and_an_ended_one_a_409(floor, client
     assert CordonLift.objects.count() == 0
 
 
-def test_htmx_refresh_gets_the_lists_only(floor, client, personas):  # noqa: F811
+def test_htmx_refresh_gets_the_lists_only(floor, client, personas):
     cordon_create(scope="SPACE", place=floor.source, reason="inspection", ends_at=None, username="lars")
     client.force_login(personas["operator"])
     html = client.get("/cordons/", headers={"HX-Request": "true"}).content.decode()
     assert html.lstrip().startswith('<div id="cordons-live"') and "inspection" in html and "<html" not in html
 
 
-def test_the_page_speaks_chinese(floor, client, personas):  # noqa: F811
+def test_the_page_speaks_chinese(floor, client, personas):
     client.force_login(personas["shiftlead"])
     html = client.get("/cordons/", headers={"Accept-Language": "zh-Hans"}).content.decode()
     assert "封锁" in html
 
 
-def test_the_rack_map_draws_cordoned_spaces_with_a_label_and_a_legend(floor, client, personas):  # noqa: F811
+def test_the_rack_map_draws_cordoned_spaces_with_a_label_and_a_legend(floor, client, personas):
     c = cordon_create(scope="SPACE", place=floor.target, reason="broken beam", ends_at=None, username="lena")
     client.force_login(personas["supervisor"])
     html = client.get("/map/").content.decode()

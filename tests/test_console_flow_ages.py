@@ -7,7 +7,6 @@ import pytest
 from django.urls import reverse
 
 from console.readers.flow import active_job_ages, completed_job_durations
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.test_languages_floor_pages import EN, chinese, left_on, page
 from tests.test_metrics import scrape, value
 from tests.wcs_helpers import rows
@@ -41,7 +40,7 @@ def finished_jobs(*took_and_finished_min: tuple[float, float]) -> None:
              [f"F-{i}", (took + finished_ago) * 60, finished_ago * 60])
 
 
-def test_it_shows_the_active_job_ages_the_metrics_expose(wms, supervisor_client, client):  # noqa: F811
+def test_it_shows_the_active_job_ages_the_metrics_expose(wms, supervisor_client, client):
     active_jobs(1, 2, 3, 4, 20)
     active_jobs(300, in_or_out=1)  # not a tidy move
     html = supervisor_client.get(reverse("flow-health")).content.decode()
@@ -55,7 +54,7 @@ def test_it_shows_the_active_job_ages_the_metrics_expose(wms, supervisor_client,
     assert [text for _, _, text in cells(html, "active-job-ages")[2:]] == ["3 min", "16 min", "20 min"]
 
 
-def test_it_shows_how_long_the_jobs_finished_in_the_last_hour_took(wms, supervisor_client):  # noqa: F811
+def test_it_shows_how_long_the_jobs_finished_in_the_last_hour_took(wms, supervisor_client):
     # (minutes from creation to finish, finished this many minutes ago)
     finished_jobs((2, 5), (4, 10), (6, 30), (40, 50), (500, 90))  # the last one finished before the hour
     durations = completed_job_durations()
@@ -67,14 +66,14 @@ def test_it_shows_how_long_the_jobs_finished_in_the_last_hour_took(wms, supervis
     assert seconds(html, "completed-job-durations") == pytest.approx([300, 2094, 2400], abs=1)
 
 
-def test_it_shows_dashes_when_there_is_no_job(wms, supervisor_client):  # noqa: F811
+def test_it_shows_dashes_when_there_is_no_job(wms, supervisor_client):
     assert active_job_ages().jobs == 0 and active_job_ages().quantiles() == {"0.5": 0, "0.95": 0, "1": 0}
     html = supervisor_client.get(reverse("flow-health")).content.decode()
     for row_id in ("active-job-ages", "completed-job-durations"):
         assert [(n, text) for _, n, text in cells(html, row_id)[1:]] == [("", "0"), ("", "—"), ("", "—"), ("", "—")]
 
 
-def test_the_live_fragment_carries_the_ages(wms, supervisor_client):  # noqa: F811
+def test_the_live_fragment_carries_the_ages(wms, supervisor_client):
     active_jobs(10)
     response = supervisor_client.get(reverse("flow-health"), headers={"HX-Request": "true"})
     html = response.content.decode()
@@ -82,7 +81,7 @@ def test_the_live_fragment_carries_the_ages(wms, supervisor_client):  # noqa: F8
     assert seconds(html, "active-job-ages") == pytest.approx([600, 600, 600], abs=2)
 
 
-def test_the_ages_speak_chinese(wms, supervisor_client):  # noqa: F811
+def test_the_ages_speak_chinese(wms, supervisor_client):
     active_jobs(1, 30)
     finished_jobs((3, 5))
     html = page(supervisor_client, reverse("flow-health"))

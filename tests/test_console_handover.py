@@ -18,8 +18,6 @@ from console.floor import selectors as floor
 from console.models import CancelProposal, RepairAudit, WorkflowNote
 from console.readers.shifts import shift_after, shift_at, shift_before, shift_starting
 from recovery.models import RecoveryDecision
-from tests.console_personas import personas  # noqa: F401  (fixture)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 HANDOVER = reverse("handover")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -63,7 +61,7 @@ def at(moment: datetime, kind: str, workflow_id: int, text: str = "") -> None:
 
 
 @pytest.fixture
-def shift_history(wms, audit_truncate_allowed, personas, berlin):  # noqa: F811
+def shift_history(wms, audit_truncate_allowed, personas, berlin):
     shift = shift_starting(datetime(2026, 3, 2).date(), datetime(2026, 1, 1, 6, 0).time())
     second = timedelta(seconds=1)
     for n, moment in enumerate((shift.start - second, shift.start, shift.end - second, shift.end), start=1):
@@ -83,7 +81,7 @@ def test_it_holds_what_happened_from_the_first_to_the_last_second_of_the_shift(s
     assert report.notifications == [] and report.acknowledgements == []
 
 
-def test_the_page_shows_the_chosen_shift(shift_history, client, personas):  # noqa: F811
+def test_the_page_shows_the_chosen_shift(shift_history, client, personas):
     client.force_login(personas["supervisor"])
     response = client.get(HANDOVER, {"shift": "2026-03-02@06:00"})
     assert response.status_code == 200
@@ -95,7 +93,7 @@ def test_the_page_shows_the_chosen_shift(shift_history, client, personas):  # no
 
 
 @pytest.fixture
-def floor_now(wms, audit_truncate_allowed, personas):  # noqa: F811
+def floor_now(wms, audit_truncate_allowed, personas):
     paused = wms.build("paused", age_minutes=90)
     stalled = wms.build("healthy", job_status=3)
     with connection.cursor() as cursor:
@@ -115,7 +113,7 @@ def floor_now(wms, audit_truncate_allowed, personas):  # noqa: F811
     return {"paused": paused, "stalled": stalled}
 
 
-def test_the_current_shift_lists_repairs_open_pauses_stalled_proposals_and_notes(floor_now, client, personas):  # noqa: F811,E501
+def test_the_current_shift_lists_repairs_open_pauses_stalled_proposals_and_notes(floor_now, client, personas):
     report = floor.handover(shift=shift_at(timezone.now()))
     assert [(a.action, a.username) for a in report.repairs] == [("REISSUE", "operator")]  # not the preview
     assert [o.workflow_id for o in report.still_open] == [floor_now["paused"].workflow_id]
@@ -130,7 +128,7 @@ def test_the_current_shift_lists_repairs_open_pauses_stalled_proposals_and_notes
     assert "/repair/proposals/" not in client.get(HANDOVER).content.decode()
 
 
-def test_csv_escapes_cells_that_a_spreadsheet_would_run(floor_now, client, personas):  # noqa: F811
+def test_csv_escapes_cells_that_a_spreadsheet_would_run(floor_now, client, personas):
     client.force_login(personas["supervisor"])
     response = client.get(HANDOVER, {"format": "csv"})
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
@@ -161,14 +159,14 @@ def test_csv_cell(value, expected):
     ({"shift": "x" * 41}, "shift"),
     ({"format": "xlsx"}, "format"),
 ])
-def test_a_bad_parameter_is_a_400_naming_the_field(wms, personas, client, params, field):  # noqa: F811
+def test_a_bad_parameter_is_a_400_naming_the_field(wms, personas, client, params, field):
     client.force_login(personas["operator"])
     response = client.get(HANDOVER, params)
     assert response.status_code == 400
     assert f"{field}: " in response.content.decode()
 
 
-def test_it_refuses_users_without_a_role(wms, personas, client):  # noqa: F811
+def test_it_refuses_users_without_a_role(wms, personas, client):
     assert client.get(HANDOVER).status_code == 302
     client.force_login(personas["norole"])
     assert client.get(HANDOVER).status_code == 403
@@ -176,7 +174,7 @@ def test_it_refuses_users_without_a_role(wms, personas, client):  # noqa: F811
     assert not User.objects.get(username="norole").groups.exists()
 
 
-def test_the_shift_lists_notifications_raised_and_acknowledged_in_it(floor_now, client, personas):  # noqa: F811
+def test_the_shift_lists_notifications_raised_and_acknowledged_in_it(floor_now, client, personas):
     from console.models import Notification, NotificationAcknowledgement
 
     now = timezone.now()
@@ -208,8 +206,8 @@ def _bulk_notes(n: int, *, size: int, user=None, workflow_id: int = 7) -> None:
          for i in range(n)], batch_size=2000)
 
 
-def test_a_flood_of_notes_keeps_the_page_small_and_the_csv_complete(  # noqa: F811
-        wms, audit_truncate_allowed, client, personas, settings):  # noqa: F811
+def test_a_flood_of_notes_keeps_the_page_small_and_the_csv_complete(
+        wms, audit_truncate_allowed, client, personas, settings):
     """20,000 notes of 2,000 characters in one shift (40 MB of text): the page shows the newest
     HANDOVER_SECTION_ROWS and says how many more there are; the CSV streams every one."""
     settings.HANDOVER_SECTION_ROWS = 50
@@ -240,7 +238,7 @@ def test_a_flood_of_notes_keeps_the_page_small_and_the_csv_complete(  # noqa: F8
     assert len(notes) == 20_000 and notes[0][5] == "00000" + "n" * 1995 and notes[-1][5].startswith("19999")
 
 
-def test_every_section_says_how_many_it_leaves_out(floor_now, client, personas, settings):  # noqa: F811
+def test_every_section_says_how_many_it_leaves_out(floor_now, client, personas, settings):
     settings.HANDOVER_SECTION_ROWS = 5
     for i in range(6):
         RepairAudit.objects.create(username="operator", action="REISSUE", workflow_id=1000 + i, outcome="APPLIED",
@@ -260,7 +258,7 @@ def test_every_section_says_how_many_it_leaves_out(floor_now, client, personas, 
     ({"section": "notes", "page": "²"}, "page"),
     ({"section": "notes", "page": "1x"}, "page"),
 ])
-def test_a_bad_section_or_page_is_a_400_naming_the_field(wms, personas, client, params, field):  # noqa: F811
+def test_a_bad_section_or_page_is_a_400_naming_the_field(wms, personas, client, params, field):
     client.force_login(personas["operator"])
     response = client.get(HANDOVER, params)
     assert response.status_code == 400

@@ -12,7 +12,9 @@ from console.readers.recovery import recovery_health
 from console.workflows.selectors import dashboard_counts
 from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_it_counts_active_paused_per_reason_and_completed_today(wms):
@@ -59,7 +61,7 @@ def test_it_is_stale_when_no_cycle_ever_succeeded(transactional_db):
 
 
 @pytest.mark.parametrize("name", ["dashboard", "paused-workflows", "recovery-health"])
-def test_it_warns_unmistakably_when_the_schedule_is_stale(supervisor_client, wms, name):  # noqa: F811
+def test_it_warns_unmistakably_when_the_schedule_is_stale(supervisor_client, wms, name):
     _cycle(3600)
     body = supervisor_client.get(reverse(name)).content.decode()
     assert '<div class="banner stale" role="alert">' in body and "Recovery is stale." in body
@@ -69,7 +71,7 @@ def test_it_warns_unmistakably_when_the_schedule_is_stale(supervisor_client, wms
     assert "Recovery is stale." not in body
 
 
-def test_it_shows_recent_cycles_with_decisions_and_a_chart(supervisor_client, wms):  # noqa: F811
+def test_it_shows_recent_cycles_with_decisions_and_a_chart(supervisor_client, wms):
     wms.build("job_missing")
     run_cycle()
     run_cycle()
@@ -80,7 +82,7 @@ def test_it_shows_recent_cycles_with_decisions_and_a_chart(supervisor_client, wm
     assert body.count("<polyline") == 2 and 'role="img"' in body
 
 
-def test_it_says_so_when_no_cycle_has_run(supervisor_client, wms):  # noqa: F811
+def test_it_says_so_when_no_cycle_has_run(supervisor_client, wms):
     body = supervisor_client.get(reverse("recovery-health")).content.decode()
     assert "No recovery cycle has run yet." in body
     assert "No recovery cycle has succeeded yet." in body
@@ -116,7 +118,7 @@ def test_it_projects_the_time_to_drain_the_backlog(wms):
     assert timedelta(minutes=89) < flow.oldest_age < timedelta(minutes=91)
 
 
-def test_it_says_when_the_backlog_is_not_draining(supervisor_client, wms):  # noqa: F811
+def test_it_says_when_the_backlog_is_not_draining(supervisor_client, wms):
     _jobs(120, created_min_ago=10)
     _jobs(60, created_min_ago=30, finished_min_ago=5, prefix="F")
     flow = flow_health()
@@ -125,6 +127,6 @@ def test_it_says_when_the_backlog_is_not_draining(supervisor_client, wms):  # no
     assert "Not draining." in body and "the backlog grows by about 2.0 per minute" in body
 
 
-def test_it_shows_an_empty_queue_as_nothing_to_drain(supervisor_client, wms):  # noqa: F811
+def test_it_shows_an_empty_queue_as_nothing_to_drain(supervisor_client, wms):
     assert flow_health().drain_time == timedelta(0)
     assert "Nothing to drain: no active tidy job." in supervisor_client.get(reverse("flow-health")).content.decode()

@@ -11,12 +11,10 @@ from django.utils import timezone
 
 from console.models import WorkflowNote
 from console.notes.services import NoteRateLimited, note_create
-from tests.console_personas import personas  # noqa: F401  (fixture)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 
 @pytest.fixture
-def workflow(wms, audit_truncate_allowed, personas):  # noqa: F811
+def workflow(wms, audit_truncate_allowed, personas):
     return wms.build("healthy")
 
 
@@ -29,7 +27,7 @@ def note_rows() -> list[tuple]:
 
 
 @pytest.mark.parametrize("who", ["supervisor", "operator", "shiftlead"])
-def test_every_console_role_adds_a_note(workflow, client, personas, who):  # noqa: F811
+def test_every_console_role_adds_a_note(workflow, client, personas, who):
     client.force_login(personas[who])
     response = client.post(add_url(workflow), {"text": "  Vehicle 3 fault, maintenance called.  "})
     assert response.status_code == 303
@@ -39,7 +37,7 @@ def test_every_console_role_adds_a_note(workflow, client, personas, who):  # noq
     assert "Vehicle 3 fault, maintenance called." in page and 'id="notes"' in page
 
 
-def test_htmx_gets_the_notes_section_back(workflow, client, personas):  # noqa: F811
+def test_htmx_gets_the_notes_section_back(workflow, client, personas):
     client.force_login(personas["operator"])
     response = client.post(add_url(workflow), {"text": "Tray wedged at A01"}, headers={"HX-Request": "true"})
     assert response.status_code == 200
@@ -47,7 +45,7 @@ def test_htmx_gets_the_notes_section_back(workflow, client, personas):  # noqa: 
     assert html.lstrip().startswith('<section id="notes"') and "Tray wedged at A01" in html and "<html" not in html
 
 
-def test_the_longest_note_is_kept_whole(workflow, client, personas):  # noqa: F811
+def test_the_longest_note_is_kept_whole(workflow, client, personas):
     client.force_login(personas["supervisor"])
     text = "x" * 1999 + "\u00e9"
     assert client.post(add_url(workflow), {"text": text}).status_code == 303
@@ -55,7 +53,7 @@ def test_the_longest_note_is_kept_whole(workflow, client, personas):  # noqa: F8
 
 
 @pytest.mark.parametrize("text", ["", "   ", "x" * 2001, "null\x00byte", "bell\x07", "esc\x1b[31m"])
-def test_bad_text_is_a_400_naming_the_field_and_writes_nothing(workflow, client, personas, text):  # noqa: F811
+def test_bad_text_is_a_400_naming_the_field_and_writes_nothing(workflow, client, personas, text):
     client.force_login(personas["operator"])
     response = client.post(add_url(workflow), {"text": text})
     assert response.status_code == 400
@@ -65,27 +63,27 @@ def test_bad_text_is_a_400_naming_the_field_and_writes_nothing(workflow, client,
     assert note_rows() == []
 
 
-def test_newlines_and_tabs_are_kept(workflow, client, personas):  # noqa: F811
+def test_newlines_and_tabs_are_kept(workflow, client, personas):
     client.force_login(personas["operator"])
     assert client.post(add_url(workflow), {"text": "line one\r\n\tline two"}).status_code == 303
     assert note_rows()[0][2] == "line one\r\n\tline two"
 
 
-def test_users_without_a_role_get_403_and_nothing_is_written(workflow, client, personas):  # noqa: F811
+def test_users_without_a_role_get_403_and_nothing_is_written(workflow, client, personas):
     assert client.post(add_url(workflow), {"text": "anonymous"}).status_code == 302
     client.force_login(personas["norole"])
     assert client.post(add_url(workflow), {"text": "no role here"}).status_code == 403
     assert note_rows() == []
 
 
-def test_get_is_refused_and_an_unknown_workflow_is_404(workflow, client, personas):  # noqa: F811
+def test_get_is_refused_and_an_unknown_workflow_is_404(workflow, client, personas):
     client.force_login(personas["operator"])
     assert client.get(add_url(workflow)).status_code == 405
     assert client.post(reverse("workflow-note-add", args=[999999]), {"text": "lost"}).status_code == 404
     assert note_rows() == []
 
 
-def test_a_user_without_a_role_sees_neither_the_notes_nor_the_form(workflow, client, personas):  # noqa: F811
+def test_a_user_without_a_role_sees_neither_the_notes_nor_the_form(workflow, client, personas):
     client.force_login(personas["operator"])
     client.post(add_url(workflow), {"text": "for the floor only"})
     client.force_login(personas["norole"])
@@ -99,7 +97,8 @@ def test_a_user_without_a_role_sees_neither_the_notes_nor_the_form(workflow, cli
     "DELETE FROM console_workflownote",
     "TRUNCATE console_workflownote",
 ])
-def test_postgresql_refuses_to_change_or_remove_a_note(workflow, client, personas, statement):  # noqa: F811
+@pytest.mark.usefixtures("committed_db")
+def test_postgresql_refuses_to_change_or_remove_a_note(workflow, client, personas, statement):
     client.force_login(personas["operator"])
     client.post(add_url(workflow), {"text": "kept forever"})
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
@@ -113,7 +112,7 @@ def test_postgresql_refuses_to_change_or_remove_a_note(workflow, client, persona
     assert note_rows() == [(workflow.workflow_id, "operator", "kept forever")]
 
 
-def test_the_database_refuses_an_empty_or_overlong_note(workflow, personas):  # noqa: F811
+def test_the_database_refuses_an_empty_or_overlong_note(workflow, personas):
     for text in ("", "y" * 2001):
         with pytest.raises(IntegrityError), transaction.atomic():
             WorkflowNote.objects.create(workflow_id=workflow.workflow_id, username="x", text=text)
@@ -135,7 +134,7 @@ def test_the_system_check_reports_a_disabled_note_trigger(workflow):
 # --- one person's notes are rate-limited -----------------------------------------------------------
 
 
-def test_a_person_past_the_hourly_limit_gets_429_and_nothing_is_stored(workflow, client, personas, settings):  # noqa: F811
+def test_a_person_past_the_hourly_limit_gets_429_and_nothing_is_stored(workflow, client, personas, settings):
     settings.NOTES_PER_USER_PER_HOUR = 3
     client.force_login(personas["operator"])
     for i in range(3):
@@ -165,7 +164,7 @@ def test_a_person_past_the_hourly_limit_gets_429_and_nothing_is_stored(workflow,
     assert note_rows()[-1][1:] == ("operator", "an hour later")
 
 
-def test_the_workflow_page_keeps_its_cap_on_notes(workflow, client, personas):  # noqa: F811
+def test_the_workflow_page_keeps_its_cap_on_notes(workflow, client, personas):
     WorkflowNote.objects.bulk_create([WorkflowNote(workflow_id=workflow.workflow_id, username="flood", text=f"n{i}")
                                       for i in range(250)])
     client.force_login(personas["supervisor"])

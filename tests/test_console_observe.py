@@ -14,8 +14,6 @@ from console.operations.preview import next_cycle_preview
 from recovery.demo.warehouse import EXPECTED
 from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryDecision
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.wcs_helpers import finish
 from tests.wms_state import diff, snapshot
 
@@ -50,7 +48,8 @@ def test_a_later_recovery_decision_agrees_only_when_it_is_the_same():
     assert (same, other) == (AGREES, DISAGREES)
 
 
-def test_the_page_says_what_happened_after_each_observation(wms, client, audit_truncate_allowed):  # noqa: F811
+@pytest.mark.usefixtures("committed_db")
+def test_the_page_says_what_happened_after_each_observation(wms, client, audit_truncate_allowed):
     unchanged = wms.build("job_missing")
     overtaken = wms.build("active_bad_status")  # would pause; the floor then finishes it without recovery
     confirmed = wms.build("finish_terminal")  # would advance; the late callback then does
@@ -112,7 +111,7 @@ def test_the_list_filters_by_action_and_reason_and_pages_newest_first(wms):
     assert second.next_cursor is None
 
 
-def test_the_page_reads_a_fixed_number_of_queries(wms, supervisor_client):  # noqa: F811
+def test_the_page_reads_a_fixed_number_of_queries(wms, supervisor_client):
     wms.build("job_missing")
     run_cycle(mode="observe")
     with CaptureQueriesContext(connection) as few:
@@ -130,13 +129,13 @@ def test_the_page_reads_a_fixed_number_of_queries(wms, supervisor_client):  # no
     ("action=LEAVE", "action"), ("reason=SOMETHING", "reason"), ("before=12%EF%BC%91-3", "before"),
     ("before=nonsense", "before"), ("action=%00", "action"),
 ])
-def test_bad_input_is_a_400_naming_the_field_and_reads_nothing_more(supervisor_client, query, field):  # noqa: F811
+def test_bad_input_is_a_400_naming_the_field_and_reads_nothing_more(supervisor_client, query, field):
     response = supervisor_client.get(f"/recovery/observe/?{query}")
     assert response.status_code == 400
     assert f"{field}: " in response.content.decode()
 
 
-def test_anonymous_and_roleless_people_are_kept_out(client, personas):  # noqa: F811
+def test_anonymous_and_roleless_people_are_kept_out(client, personas):
     for path in ("/recovery/observe/", "/recovery/preview/"):
         assert client.get(path).status_code == 302
     client.force_login(personas["norole"])
@@ -166,7 +165,7 @@ def test_the_preview_counts_what_the_next_cycle_would_decide_and_changes_nothing
                                       for a in ("ADVANCE", "COMPLETE", "PAUSE")}
 
 
-def test_the_preview_lists_the_first_fifty_of_a_group_linked_to_them(wms, supervisor_client):  # noqa: F811
+def test_the_preview_lists_the_first_fifty_of_a_group_linked_to_them(wms, supervisor_client):
     for _ in range(53):
         wms.build("job_missing")
     preview = next_cycle_preview()
@@ -178,7 +177,7 @@ def test_the_preview_lists_the_first_fifty_of_a_group_linked_to_them(wms, superv
     assert f'href="/workflows/{group.first[0].workflow_id}/"' in body
 
 
-def test_the_preview_serves_every_role_in_either_mode(wms, client, personas, settings):  # noqa: F811
+def test_the_preview_serves_every_role_in_either_mode(wms, client, personas, settings):
     wms.build("job_missing")
     for mode in ("apply", "observe"):
         settings.RECOVERY_MODE = mode
@@ -190,7 +189,7 @@ def test_the_preview_serves_every_role_in_either_mode(wms, client, personas, set
 # --- the banner -------------------------------------------------------------------------------------
 
 
-def test_every_page_shows_the_banner_while_recovery_observes(wms, supervisor_client, settings):  # noqa: F811
+def test_every_page_shows_the_banner_while_recovery_observes(wms, supervisor_client, settings):
     built = wms.build("job_missing")
     pages = ["/", "/paused/", "/recovery/", "/recovery/observe/", "/recovery/preview/", "/flow/", "/active/",
              f"/workflows/{built.workflow_id}/", "/handover/", "/notifications/", "/map/", "/locks/"]
@@ -203,7 +202,7 @@ def test_every_page_shows_the_banner_while_recovery_observes(wms, supervisor_cli
         assert 'class="observe-banner"' in body and 'href="/recovery/observe/"' in body, path
 
 
-def test_the_recovery_page_links_the_preview_and_the_observations(supervisor_client):  # noqa: F811
+def test_the_recovery_page_links_the_preview_and_the_observations(supervisor_client):
     body = supervisor_client.get("/recovery/").content.decode()
     assert 'href="/recovery/preview/"' in body and 'href="/recovery/observe/"' in body
 
@@ -220,7 +219,7 @@ def _new_resolving_action(monkeypatch) -> str:
 
 
 def test_a_new_action_that_resolves_a_pause_counts_as_a_repair_from_its_spec(wms, monkeypatch,
-                                                                             audit_truncate_allowed):  # noqa: F811
+                                                                             audit_truncate_allowed):
     new_action = _new_resolving_action(monkeypatch)
     by_new, proposed = wms.build("active_mismatch"), wms.build("job_missing")
     run_cycle(mode="observe")

@@ -6,7 +6,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from recovery.engine.cycle import run_cycle
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 # (url name, kwargs-builder, fragment id)
 PAGES = [
@@ -50,7 +49,7 @@ def test_it_sends_an_expired_htmx_refresh_to_sign_in_in_the_whole_window(client,
 
 
 @pytest.mark.parametrize("name,fragment", PAGES)
-def test_it_refuses_a_signed_in_user_without_a_role(client, personas, paused, name, fragment):  # noqa: F811
+def test_it_refuses_a_signed_in_user_without_a_role(client, personas, paused, name, fragment):
     client.force_login(personas["norole"])
     response = client.get(url(name, paused))
     assert response.status_code == 403
@@ -59,7 +58,7 @@ def test_it_refuses_a_signed_in_user_without_a_role(client, personas, paused, na
 
 @pytest.mark.parametrize("name,fragment", PAGES)
 @pytest.mark.parametrize("who", ["supervisor", "operator", "shiftlead"])
-def test_it_shows_every_page_to_every_role(client, personas, paused, name, fragment, who):  # noqa: F811
+def test_it_shows_every_page_to_every_role(client, personas, paused, name, fragment, who):
     client.force_login(personas[who])
     response = client.get(url(name, paused))
     assert response.status_code == 200
@@ -69,7 +68,7 @@ def test_it_shows_every_page_to_every_role(client, personas, paused, name, fragm
 
 
 @pytest.mark.parametrize("name,fragment", PAGES)
-def test_it_answers_htmx_with_the_fragment_only(supervisor_client, paused, name, fragment):  # noqa: F811
+def test_it_answers_htmx_with_the_fragment_only(supervisor_client, paused, name, fragment):
     response = supervisor_client.get(url(name, paused), headers={"HX-Request": "true"})
     assert response.status_code == 200
     body = response.content.decode()
@@ -78,13 +77,13 @@ def test_it_answers_htmx_with_the_fragment_only(supervisor_client, paused, name,
 
 
 @pytest.mark.parametrize("name,fragment", PAGES)
-def test_it_answers_a_history_restore_with_the_whole_page(supervisor_client, paused, name, fragment):  # noqa: F811
+def test_it_answers_a_history_restore_with_the_whole_page(supervisor_client, paused, name, fragment):
     response = supervisor_client.get(url(name, paused), headers={
         "HX-Request": "true", "HX-History-Restore-Request": "true"})
     assert "<html" in response.content.decode()
 
 
-def test_it_renders_the_fragment_the_htmx_target_names(supervisor_client, paused):  # noqa: F811
+def test_it_renders_the_fragment_the_htmx_target_names(supervisor_client, paused):
     response = supervisor_client.get(url("workflow-detail", paused), headers={
         "HX-Request": "true", "HX-Target": "workflow-history"})
     body = response.content.decode()
@@ -92,7 +91,7 @@ def test_it_renders_the_fragment_the_htmx_target_names(supervisor_client, paused
     assert "Decision journal" in body and "Evidence: expected versus observed" not in body
 
 
-def test_it_answers_404_for_an_unknown_workflow(supervisor_client, paused):  # noqa: F811
+def test_it_answers_404_for_an_unknown_workflow(supervisor_client, paused):
     response = supervisor_client.get(reverse("workflow-detail", args=[999999]))
     assert response.status_code == 404
     assert b"Workflow 999999 does not exist" in response.content
@@ -109,7 +108,8 @@ LIST_PAGES = ["dashboard", "paused-workflows", "locks", "recovery-health", "flow
 
 
 @pytest.mark.parametrize("name", LIST_PAGES)
-def test_it_runs_the_same_few_queries_whatever_the_row_count(wms, supervisor_client, name):  # noqa: F811
+@pytest.mark.usefixtures("committed_db")
+def test_it_runs_the_same_few_queries_whatever_the_row_count(wms, supervisor_client, name):
     def build(n):
         for i in range(n):
             wms.build("job_missing", age_minutes=i)
@@ -126,7 +126,7 @@ def test_it_runs_the_same_few_queries_whatever_the_row_count(wms, supervisor_cli
     assert large <= 15
 
 
-def test_it_runs_the_same_queries_for_a_small_and_a_big_workflow(wms, supervisor_client):  # noqa: F811
+def test_it_runs_the_same_queries_for_a_small_and_a_big_workflow(wms, supervisor_client):
     def workflow(steps: int):
         done = steps // 2
         built = wms.workflow(moves=[wms.move() for _ in range(steps)],

@@ -15,7 +15,6 @@ from console.readers.paused import PausedRow
 from console.workflows.evidence_card import CardField, CardSection, Check
 from recovery.engine.cycle import run_cycle
 from recovery.engine.decisions import Rule
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 HOSTILE = """<script>alert("x")</script>'&"""
 ESCAPED = escape(HOSTILE)  # &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#x27;&amp;
@@ -30,7 +29,7 @@ def tables_partial(sections) -> str:
     return render_to_string("workflows/_evidence_card.html#evidence-tables", {"card": {"sections": sections}})
 
 
-def test_a_hostile_tray_space_and_reason_stay_text_in_the_paused_rows(supervisor_client, wms):  # noqa: F811
+def test_a_hostile_tray_space_and_reason_stay_text_in_the_paused_rows(supervisor_client, wms):
     now = timezone.now()
     row = PausedRow(7, "AUTOMATIC", HOSTILE, now - timedelta(minutes=3), now - timedelta(hours=1), 2, 1,
                     HOSTILE, HOSTILE, HOSTILE)
@@ -53,7 +52,7 @@ def test_a_hostile_tray_space_and_reason_stay_text_in_the_paused_rows(supervisor
     assert f"tray <code>{ESCAPED}</code>" in fragment
 
 
-def test_a_hostile_field_stays_text_in_the_evidence_tables(supervisor_client, wms):  # noqa: F811
+def test_a_hostile_field_stays_text_in_the_evidence_tables(supervisor_client, wms):
     field = CardField(key=HOSTILE, label=HOSTILE, expected=HOSTILE, observed=HOSTILE, check=Check.MISMATCH,
                       rule=Rule.NO_JOB, decisive=True, changed=True)
     section = CardSection(title=HOSTILE, table=HOSTILE, fields=(field,))

@@ -8,7 +8,6 @@ from django.urls import reverse
 from console.readers import Cursor
 from console.readers.paused import PausedFilters, paused_workflows_page
 from recovery.engine.decisions import PAUSE_REASONS
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 LIST = reverse("paused-workflows")
 
@@ -104,7 +103,7 @@ def test_it_walks_every_row_once_with_keyset_pages_both_ways(wms, sort):
     assert ids(back) == ids(pages[0]) and back.prev_cursor is None
 
 
-def test_it_keeps_filters_and_position_in_the_live_refresh_url(supervisor_client, wms):  # noqa: F811
+def test_it_keeps_filters_and_position_in_the_live_refresh_url(supervisor_client, wms):
     for m in range(60):
         wms.build("paused", reason="RECOVERY_JOB_MISSING", age_minutes=m)
     first = supervisor_client.get(LIST, {"reason": "RECOVERY_JOB_MISSING"}).content.decode()
@@ -118,7 +117,7 @@ def test_it_keeps_filters_and_position_in_the_live_refresh_url(supervisor_client
     assert second.count('class="wf"') == 10  # 60 rows, 50 per page
 
 
-def test_it_works_without_javascript_through_plain_links_and_forms(supervisor_client, warehouse):  # noqa: F811
+def test_it_works_without_javascript_through_plain_links_and_forms(supervisor_client, warehouse):
     body = supervisor_client.get(LIST).content.decode()
     assert '<form id="paused-filters" class="filters card" method="get" action="/paused/"' in body
     assert re.search(r'<a class="chip" href="/paused/\?reason=RECOVERY_JOB_MISSING"', body)
@@ -127,7 +126,7 @@ def test_it_works_without_javascript_through_plain_links_and_forms(supervisor_cl
     assert f'#{warehouse["missing_new"].workflow_id}</a>' in filtered
 
 
-def test_it_explains_bad_input_and_shows_the_first_page(supervisor_client, warehouse):  # noqa: F811
+def test_it_explains_bad_input_and_shows_the_first_page(supervisor_client, warehouse):
     response = supervisor_client.get(LIST, {"after": "garbage", "age": "forever", "q": "x" * 101})
     body = response.content.decode()
     assert response.status_code == 200
@@ -137,7 +136,7 @@ def test_it_explains_bad_input_and_shows_the_first_page(supervisor_client, wareh
     assert body.count('class="wf"') == 5
 
 
-def test_it_filters_by_a_reason_the_catalog_does_not_know(supervisor_client, wms):  # noqa: F811
+def test_it_filters_by_a_reason_the_catalog_does_not_know(supervisor_client, wms):
     odd = wms.build("paused", reason="LEGACY_HAND_PAUSED")
     wms.build("paused")
     body = supervisor_client.get(LIST, {"reason": "LEGACY_HAND_PAUSED"}).content.decode()
@@ -145,7 +144,7 @@ def test_it_filters_by_a_reason_the_catalog_does_not_know(supervisor_client, wms
     assert "LEGACY_HAND_PAUSED</span> <span class=\"count\">1</span>" in body
 
 
-def test_it_says_what_an_empty_list_means(supervisor_client, wms):  # noqa: F811
+def test_it_says_what_an_empty_list_means(supervisor_client, wms):
     wms.build("healthy")
     body = supervisor_client.get(LIST).content.decode()
     assert "No workflow is paused: recovery has nothing waiting for an operator." in body
@@ -153,7 +152,7 @@ def test_it_says_what_an_empty_list_means(supervisor_client, wms):  # noqa: F811
     assert "No paused workflow matches these filters" in body
 
 
-def test_it_links_every_reason_to_the_catalog(supervisor_client, warehouse):  # noqa: F811
+def test_it_links_every_reason_to_the_catalog(supervisor_client, warehouse):
     body = supervisor_client.get(LIST).content.decode()
     assert body.count('href="/reason-codes/#RECOVERY_JOB_MISSING"') == 2
 

@@ -18,7 +18,9 @@ from recovery.engine.cycle import worker_name
 from recovery.models import ProcessHeartbeat, RecoveryCycle
 from recovery.runtime.processes import Heartbeat, beat
 from recovery.runtime.tasks import cluster_key, run_recovery_runner, run_startup_cycle
-from tests.console_personas import personas  # noqa: F401  (fixture)
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 URL = "/recovery/processes/"
 
@@ -86,7 +88,7 @@ def test_cluster_status_prints_the_same(two_nodes):
 
 
 @pytest.mark.parametrize("who", ["operator", "shiftlead"])
-def test_operators_and_shift_leads_see_the_page(two_nodes, client, personas, who):  # noqa: F811
+def test_operators_and_shift_leads_see_the_page(two_nodes, client, personas, who):
     client.force_login(personas[who])
     html = client.get(URL).content.decode()
     assert 'id="clusters"' in html and "node-1" in html and "node-2" in html and "node-4" not in html
@@ -95,20 +97,20 @@ def test_operators_and_shift_leads_see_the_page(two_nodes, client, personas, who
 
 
 @pytest.mark.parametrize("who", ["supervisor", "norole"])
-def test_other_roles_are_refused_and_not_offered_it(two_nodes, client, personas, who):  # noqa: F811
+def test_other_roles_are_refused_and_not_offered_it(two_nodes, client, personas, who):
     client.force_login(personas[who])
     assert client.get(URL).status_code == 403
     if who == "supervisor":
         assert 'href="/recovery/processes/"' not in client.get("/recovery/").content.decode()
 
 
-def test_anonymous_is_sent_to_sign_in_and_post_is_refused(two_nodes, client, personas):  # noqa: F811
+def test_anonymous_is_sent_to_sign_in_and_post_is_refused(two_nodes, client, personas):
     assert client.get(URL).status_code == 302
     client.force_login(personas["operator"])
     assert client.post(URL).status_code == 405
 
 
-def test_htmx_refresh_gets_the_fragment_and_the_queries_do_not_grow_with_rows(two_nodes, client, personas):  # noqa: F811
+def test_htmx_refresh_gets_the_fragment_and_the_queries_do_not_grow_with_rows(two_nodes, client, personas):
     client.force_login(personas["operator"])
     html = client.get(URL, headers={"HX-Request": "true"}).content.decode()
     assert html.lstrip().startswith('<div id="processes-live"') and "<html" not in html
@@ -122,7 +124,7 @@ def test_htmx_refresh_gets_the_fragment_and_the_queries_do_not_grow_with_rows(tw
     assert len(many.captured_queries) == len(few.captured_queries)
 
 
-def test_the_page_speaks_chinese(two_nodes, client, personas):  # noqa: F811
+def test_the_page_speaks_chinese(two_nodes, client, personas):
     client.force_login(personas["shiftlead"])
     html = client.get(URL, headers={"Accept-Language": "zh-Hans"}).content.decode()
     assert "恢复进程" in html and "最后心跳" in html

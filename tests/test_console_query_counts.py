@@ -9,7 +9,6 @@ from django.urls import reverse
 
 from console.readers.paused import PausedFilters, paused_workflows_page
 from recovery.engine.cycle import run_cycle
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
 def _queries(client, path, **headers) -> list[str]:
@@ -31,7 +30,8 @@ def _paused_paths(workflow_id: int) -> list[str]:
     ]
 
 
-def test_the_paused_list_runs_the_same_queries_at_any_size_and_filter(wms, supervisor_client):  # noqa: F811
+@pytest.mark.usefixtures("committed_db")
+def test_the_paused_list_runs_the_same_queries_at_any_size_and_filter(wms, supervisor_client):
     def build(n):
         for i in range(n):
             wms.build("job_missing", age_minutes=i)
@@ -51,7 +51,7 @@ def test_the_paused_list_runs_the_same_queries_at_any_size_and_filter(wms, super
     assert max(full for full, _ in large) <= 8
 
 
-def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, supervisor_client):  # noqa: F811
+def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, supervisor_client):
     built = wms.build("job_missing")
     run_cycle()
     path = reverse("workflow-detail", args=[built.workflow_id])
@@ -73,7 +73,7 @@ def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, super
 
 
 @pytest.mark.parametrize("target", ["workflow-live", "workflow-history"])
-def test_each_workflow_fragment_runs_the_same_queries_for_a_small_and_a_big_workflow(wms, supervisor_client, target):  # noqa: F811
+def test_each_workflow_fragment_runs_the_same_queries_for_a_small_and_a_big_workflow(wms, supervisor_client, target):
     def workflow(steps: int):
         done = steps // 2
         built = wms.workflow(moves=[wms.move() for _ in range(steps)],

@@ -6,7 +6,6 @@ from django.urls import reverse
 from console.runbook import CATALOG, Correction, allowed_corrections, reason_code
 from recovery.demo.warehouse import EXPECTED
 from recovery.engine.decisions import PAUSE_REASONS, Action, Reason, Rule
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
 def test_it_has_one_entry_per_pause_reason():
@@ -49,7 +48,7 @@ def test_it_allows_only_re_check_and_cancel_for_an_unknown_code():
     assert allowed_corrections("SOMETHING_ELSE") == (Correction.RECHECK, Correction.CANCEL)
 
 
-def test_the_page_has_an_anchor_floor_checks_and_corrections_per_reason(supervisor_client, wms):  # noqa: F811
+def test_the_page_has_an_anchor_floor_checks_and_corrections_per_reason(supervisor_client, wms):
     wms.build("paused", reason="RECOVERY_JOB_MISSING")
     body = supervisor_client.get(reverse("reason-codes")).content.decode()
     for reason in Reason:

@@ -17,8 +17,7 @@ from django.urls import reverse
 from console.models import CancelProposal, RepairBatch, WorkflowNote
 from console.notifications.evaluate import evaluate_notifications
 from console.roles import ALL_ROLES, OPERATOR, SHIFT_LEAD, SUPERVISOR
-from tests.notification_support import no_channels, recovery_is_fresh  # noqa: F401  (fixture)
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
+from tests.notification_support import recovery_is_fresh
 from tests.repair_support import key, make_user, paused
 
 REASON = "Checked on the floor by the night shift"
@@ -65,7 +64,7 @@ def offers_of(html: str, page_url: str) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def floor(repair_db, no_channels, client):  # noqa: F811
+def floor(repair_db, no_channels, client):
     for role in ALL_ROLES:
         Group.objects.get_or_create(name=role)
     users = {"supervisor": make_user("sven", SUPERVISOR), "operator": make_user("olga", OPERATOR),

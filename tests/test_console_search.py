@@ -6,7 +6,6 @@ from django.db import connection
 from django.urls import reverse
 
 from console.floor.selectors import search_workflows
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 SEARCH = reverse("search")
 
@@ -55,14 +54,14 @@ def test_it_lists_every_workflow_a_space_has_seen_newest_first(history, wms):
     assert found("NO-SUCH-CODE") == [] and found("TDY-1-999999") == []
 
 
-def test_a_scan_matching_one_workflow_opens_it(history, supervisor_client):  # noqa: F811
+def test_a_scan_matching_one_workflow_opens_it(history, supervisor_client):
     built = history["completed"]
     response = supervisor_client.get(SEARCH, {"q": f"  {built.moves[0].tray_code} "})
     assert response.status_code == 302
     assert response["Location"] == reverse("workflow-detail", args=[built.workflow_id])
 
 
-def test_several_matches_are_listed_with_their_status(history, wms, supervisor_client):  # noqa: F811
+def test_several_matches_are_listed_with_their_status(history, wms, supervisor_client):
     tray = history["completed"].moves[0].tray_code
     other = wms.workflow(moves=[wms.move()], step_statuses=["DISPATCHED"])
     with connection.cursor() as cursor:
@@ -75,25 +74,25 @@ def test_several_matches_are_listed_with_their_status(history, wms, supervisor_c
     assert "status-completed" in html and "status-active" in html
 
 
-def test_nothing_found_says_so(history, supervisor_client):  # noqa: F811
+def test_nothing_found_says_so(history, supervisor_client):
     response = supervisor_client.get(SEARCH, {"q": "NOPE"})
     assert response.status_code == 200 and "No workflow in any status matches" in response.content.decode()
 
 
 @pytest.mark.parametrize("q", ["T0\x001", "x" * 101, "A01\x07", "tab\there", "line\nbreak"])
-def test_bad_input_is_a_400_naming_the_field(history, supervisor_client, q):  # noqa: F811
+def test_bad_input_is_a_400_naming_the_field(history, supervisor_client, q):
     response = supervisor_client.get(SEARCH, {"q": q})
     assert response.status_code == 400
     assert "q: " in response.content.decode()
 
 
-def test_the_search_box_is_in_the_navigation_of_every_page(history, supervisor_client):  # noqa: F811
+def test_the_search_box_is_in_the_navigation_of_every_page(history, supervisor_client):
     for name in ("dashboard", "paused-workflows", "active-workflows", "locks", "handover"):
         html = supervisor_client.get(reverse(name)).content.decode()
         assert '<form class="navsearch" role="search" method="get" action="/search/">' in html, name
 
 
-def test_it_refuses_users_without_a_role(history, client, personas):  # noqa: F811
+def test_it_refuses_users_without_a_role(history, client, personas):
     assert client.get(SEARCH, {"q": "1"}).status_code == 302
     client.force_login(personas["norole"])
     response = client.get(SEARCH, {"q": str(history["active"].workflow_id)})

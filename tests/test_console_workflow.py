@@ -9,7 +9,6 @@ from django.urls import reverse
 from console.workflows.selectors import workflow_detail
 from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
 def page(client, workflow_id) -> str:
@@ -22,7 +21,7 @@ def card_html(body: str, card_id: str) -> str:
     return re.search(rf'<article class="evidence card" id="{card_id}".*?</article>', body, re.S).group(0)
 
 
-def test_it_shows_why_it_paused_with_the_mismatch_highlighted_then_and_now(supervisor_client, wms):  # noqa: F811
+def test_it_shows_why_it_paused_with_the_mismatch_highlighted_then_and_now(supervisor_client, wms):
     built = wms.build("active_mismatch")
     run_cycle()
     body = page(supervisor_client, built.workflow_id)
@@ -36,7 +35,7 @@ def test_it_shows_why_it_paused_with_the_mismatch_highlighted_then_and_now(super
     assert "Nothing has changed since it paused" in card_html(body, "evidence-now")
 
 
-def test_it_shows_what_changed_since_the_pause(supervisor_client, wms):  # noqa: F811
+def test_it_shows_what_changed_since_the_pause(supervisor_client, wms):
     built = wms.build("job_missing")
     run_cycle()
     wms.job(built, 0, status=2)  # the job row was restored in the WMS: now a healthy pre-move state
@@ -46,14 +45,14 @@ def test_it_shows_what_changed_since_the_pause(supervisor_client, wms):  # noqa:
     assert re.search(r'data-field="active.present">.*?changed', now, re.S)
 
 
-def test_it_says_when_no_pause_evidence_was_journaled(supervisor_client, wms):  # noqa: F811
+def test_it_says_when_no_pause_evidence_was_journaled(supervisor_client, wms):
     built = wms.build("paused")  # paused by hand, not by recovery
     body = page(supervisor_client, built.workflow_id)
     assert "No pause decision is journaled for this workflow" in body
     assert 'id="evidence-now"' in body
 
 
-def test_it_lists_retained_locks_and_the_steps_they_block(supervisor_client, wms):  # noqa: F811
+def test_it_lists_retained_locks_and_the_steps_they_block(supervisor_client, wms):
     holder = wms.build("job_missing")
     run_cycle()
     blocked_space = holder.moves[0].target
@@ -76,7 +75,7 @@ def test_it_lists_retained_locks_and_the_steps_they_block(supervisor_client, wms
     assert f"#{holder.workflow_id}</a>" in locks_page and f"#{other.workflow_id}</a> step 1" in locks_page
 
 
-def test_it_shows_the_steps_timeline_and_callback_events(supervisor_client, wms):  # noqa: F811
+def test_it_shows_the_steps_timeline_and_callback_events(supervisor_client, wms):
     built = wms.build("finish_terminal_last")
     wms.build("job_missing")
     body = page(supervisor_client, built.workflow_id)
@@ -85,7 +84,7 @@ def test_it_shows_the_steps_timeline_and_callback_events(supervisor_client, wms)
     assert f"TDY-{built.workflow_id}-{built.step_ids[0]}" in body
 
 
-def test_it_shows_callbacks_refused_while_paused(supervisor_client, wms):  # noqa: F811
+def test_it_shows_callbacks_refused_while_paused(supervisor_client, wms):
     model = CallbackReceipt  # records every callback received
     built = wms.build("job_missing")
     run_cycle()
@@ -99,7 +98,7 @@ def test_it_shows_callbacks_refused_while_paused(supervisor_client, wms):  # noq
     assert "UNKNOWN_JOB" not in body
 
 
-def test_it_shows_the_decision_journal_newest_first(supervisor_client, wms):  # noqa: F811
+def test_it_shows_the_decision_journal_newest_first(supervisor_client, wms):
     built = wms.build("finish_not_terminal")
     run_cycle()
     body = page(supervisor_client, built.workflow_id)
@@ -107,7 +106,7 @@ def test_it_shows_the_decision_journal_newest_first(supervisor_client, wms):  # 
     assert "PAUSE" in journal and "finish-job-not-terminal" in journal and "recovery (cycle" in journal
 
 
-def test_it_leaves_a_place_for_the_repair_panel(supervisor_client, wms):  # noqa: F811
+def test_it_leaves_a_place_for_the_repair_panel(supervisor_client, wms):
     built = wms.build("job_missing")
     run_cycle()
     body = page(supervisor_client, built.workflow_id)
@@ -186,7 +185,7 @@ def test_the_history_statement_reads_what_the_orm_reads(wms):
     assert detail.lock_count == len(detail.locks) == 7
 
 
-def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_client):  # noqa: F811
+def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_client):
     """workflows_sql.WORKFLOW_AND_JOURNAL gives the workflow row and its newest 50 decisions as the
     ORM reads them (ties on decided_at broken by id, the evidence JSON as stored, a decision with
     no cycle), nothing of another workflow; an id beyond bigint is a 404, not a 500."""
@@ -215,7 +214,7 @@ def test_the_workflow_and_its_journal_read_what_the_orm_reads(wms, supervisor_cl
     assert supervisor_client.get(f"/workflows/{2**63 - 1}/").status_code == 404
 
 
-def test_the_history_follows_the_journals_own_sequence_when_clocks_disagree(wms, supervisor_client):  # noqa: F811
+def test_the_history_follows_the_journals_own_sequence_when_clocks_disagree(wms, supervisor_client):
     """Receipts, events and archive rows are listed by their ids, the timestamps shown beside:
     a report whose clock ran behind does not jump ahead of the one journaled before it."""
     from datetime import timedelta

@@ -12,9 +12,7 @@ from console.models import Silence
 from console.readers import PAGE_SIZE
 from console.roles import SHIFT_LEAD
 from recovery.models import Cordon
-from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 
 SILENCES = "/notifications/silences/"
 

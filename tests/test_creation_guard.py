@@ -17,6 +17,9 @@ from recovery.models import tidy_job_id
 from tests.wcs_helpers import TOKEN, rows
 from tests.wms_state import diff, snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 # pg_locks shows every database of the server: only this one's locks.
 THIS_DATABASE = "database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 

@@ -9,7 +9,6 @@ from django.urls import reverse
 
 from console.csv_safe import safe_cell, safe_row
 from console.models import RepairAudit
-from tests.console_personas import personas  # noqa: F401  (fixture)
 
 
 @pytest.mark.parametrize("text", ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)",
@@ -30,7 +29,7 @@ def test_it_escapes_each_cell_of_a_row():
     assert safe_row(["=1", 5, "ok", "@x"]) == ["'=1", 5, "ok", "'@x"]
 
 
-def test_the_audit_export_never_hands_a_formula_to_a_spreadsheet(client, personas):  # noqa: F811
+def test_the_audit_export_never_hands_a_formula_to_a_spreadsheet(client, personas):
     RepairAudit.objects.create(username="=cmd|' /C calc'!A0", action="REISSUE", outcome="REFUSED:REASON_TOO_SHORT",
                                reason_code="JOB_LOST_AT_RESTART", reason_text='=HYPERLINK("http://evil.example","ok")',
                                message="+44 rings back", workflow_id=-7)

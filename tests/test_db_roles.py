@@ -18,6 +18,9 @@ from django.db import connection
 from console.models import RepairAudit
 from tests.console_personas import make_user
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("committed_db")]  # roles are the whole server's
+
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
 

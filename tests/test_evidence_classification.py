@@ -118,6 +118,7 @@ def _needing_ids(classification) -> list[int]:
 
 @pytest.mark.parametrize("keep", [1, 2, 3, 5, 1000])
 @pytest.mark.parametrize("shard", [None, 1])
+@pytest.mark.usefixtures("committed_db")
 def test_a_classification_read_in_parts_equals_one_read(wms, monkeypatch, keep, shard):
     """Parts are consecutive id ranges, read at once on their own connections: joined, they keep
     the same oldest `keep`, count and carry the same rest in the same order."""
@@ -155,6 +156,7 @@ def test_a_classification_read_in_parts_equals_one_read(wms, monkeypatch, keep, 
     assert whole.examined > 0 and whole.needing
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_a_part_that_fails_fails_the_classification(wms, monkeypatch):
     for kind in ("job_missing", "healthy", "finish_terminal"):
         wms.build(kind)

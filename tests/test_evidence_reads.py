@@ -1,5 +1,6 @@
 """The prepared evidence read under the lock gives exactly what the plain read gives."""
 
+import pytest
 from django.db import connection, transaction
 
 from recovery.demo.warehouse import EXPECTED
@@ -10,6 +11,9 @@ from recovery.engine.evidence import (
 )
 from recovery.engine.transaction import lock_and_read
 from recovery.runtime.lease import connect_direct
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_the_prepared_read_equals_the_plain_read_for_every_kind(wms):

@@ -3,6 +3,7 @@ across chunk boundaries are read in full and in order, an empty set yields nothi
 that stops early leaves its connection idle and usable (the query cancelled, the transaction
 rolled back)."""
 
+import pytest
 from django.db import connection
 
 from recovery.demo.warehouse import EXPECTED
@@ -27,11 +28,13 @@ def test_rows_across_chunks_are_read_whole_and_in_order(wms, monkeypatch):
         assert evidence == ClassificationEvidence.of(evidence_for_workflow(evidence.workflow_id)), evidence.workflow_id
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_an_empty_active_set_yields_nothing(wms):
     assert list(stream_classification()) == []
     assert not connection.in_atomic_block
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_a_reader_stopping_early_leaves_the_connection_usable(wms, monkeypatch):
     for kind in EXPECTED:
         wms.build(kind)

@@ -17,11 +17,9 @@ from console.simulator.wcs import WcsSimulator
 from recovery.engine.cordons import cordons_in_force
 from recovery.management.commands.wms_demo import DEMO_CORDON_REASON, STALLED_DEMO_MINUTES
 from recovery.models import Cordon
-from tests.console_personas import personas  # noqa: F401  (fixture: the role groups, which a flush removes)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 
-def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas,  # noqa: F811
+def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_truncate_allowed, personas,
                                                                 settings):
     settings.EMBEDDED_DATABASE = True  # the demo's accounts exist on the embedded database only
     call_command("wms_demo")
@@ -36,7 +34,7 @@ def test_the_demo_has_one_stalled_workflow_and_a_note_about_it(wms, audit_trunca
     assert [s.workflow_id for s in report.stalled] == [stalled.workflow_id]
 
 
-def test_the_demo_shows_one_cordon_and_a_reset_adds_no_second(wms, audit_truncate_allowed):  # noqa: F811
+def test_the_demo_shows_one_cordon_and_a_reset_adds_no_second(wms, audit_truncate_allowed):
     call_command("wms_demo")
     (cordon,) = Cordon.objects.all()
     assert (cordon.scope, cordon.reason, cordon.created_by) == ("SPACE", DEMO_CORDON_REASON, "shiftlead")

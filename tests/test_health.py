@@ -12,6 +12,9 @@ from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
 from recovery.runtime.lease import connect_direct
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _cycle(age_seconds: float, outcome="SUCCEEDED", **shard) -> RecoveryCycle:
     finished = timezone.now() - timedelta(seconds=age_seconds)

@@ -16,7 +16,6 @@ from console.analytics import sql as analytics_sql
 from console.analytics.selectors import _params
 from console.casefile.sources import notifications_about
 from recovery.models import CallbackReceipt
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, ...)
 from tests.repair_support import paused
 
 NOTIFICATIONS = 40_000

@@ -25,7 +25,7 @@ from recovery.engine.cycle import run_cycle
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.engine.wms_sql import WMS_TABLES
 from recovery.models import tidy_job_id
-from tests.repair_support import audit_truncate_allowed, make_user  # noqa: F401 - fixture
+from tests.repair_support import make_user
 from tests.wcs_helpers import TOKEN, create
 
 RECEIPTS = "recovery_callbackreceipt"
@@ -135,7 +135,7 @@ def api_bodies(job_ids: list[str]):
 
 
 @pytest.fixture
-def floor(wms, audit_truncate_allowed, client):  # noqa: F811
+def floor(wms, audit_truncate_allowed, client):
     """A small warehouse (paused and active workflows, a callback receipt, a cycle) and an
     operator signed in."""
     wms.build("job_missing")

@@ -28,8 +28,10 @@ from console.templatetags.console_tags import (
 )
 from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.visible_text import english_left
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ZH = {"Accept-Language": "zh-Hans"}
 
@@ -192,14 +194,14 @@ def _dashboard(client) -> str:
     return response.content.decode()
 
 
-def test_the_empty_dashboard_has_no_english_left(supervisor_client):  # noqa: F811
+def test_the_empty_dashboard_has_no_english_left(supervisor_client):
     html = _dashboard(supervisor_client)
     assert english_left(html, allow={"supervisor"}) == []
     assert "尚无" in html and "主管" in html  # no successful cycle yet; the role in the header
     assert "Recovery is stale." not in html
 
 
-def test_the_dashboard_with_cycles_speaks_chinese_in_every_banner(supervisor_client):  # noqa: F811
+def test_the_dashboard_with_cycles_speaks_chinese_in_every_banner(supervisor_client):
     _cycle(3600)  # stale
     html = _dashboard(supervisor_client)
     assert '<div class="banner stale" role="alert">' in html and english_left(html, allow={"supervisor"}) == []
@@ -216,7 +218,7 @@ def test_the_dashboard_with_cycles_speaks_chinese_in_every_banner(supervisor_cli
     assert "1,250 ms" in supervisor_client.get(reverse("dashboard")).content.decode()
 
 
-def test_the_dashboard_with_paused_and_active_work_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_dashboard_with_paused_and_active_work_speaks_chinese(supervisor_client, wms):
     wms.build("healthy")
     # A code outside the catalogue: the catalogue's own titles are tested with the reason-code page.
     wms.build("paused", reason="OPERATOR_HOLD")
@@ -239,7 +241,7 @@ def floor(wms):
 
 
 @pytest.mark.parametrize("query", ["", "?view=table", "?aisle=A01", "?state=paused", "?aisle=ZZ9", "?state=bogus"])
-def test_the_rack_map_has_no_english_left(supervisor_client, floor, query):  # noqa: F811
+def test_the_rack_map_has_no_english_left(supervisor_client, floor, query):
     response = supervisor_client.get(reverse("rack-map") + query, headers=ZH)
     html = response.content.decode()
     assert response.status_code == (400 if "bogus" in query or "ZZ9" in query else 200)
@@ -249,7 +251,7 @@ def test_the_rack_map_has_no_english_left(supervisor_client, floor, query):  # n
         assert f"被暂停的工作流 #{floor.workflow_id} 锁定" in html or "暂停" in html
 
 
-def test_the_sign_in_page_and_a_failed_sign_in_have_no_english_left(client, personas):  # noqa: F811
+def test_the_sign_in_page_and_a_failed_sign_in_have_no_english_left(client, personas):
     html = client.get(reverse("login"), headers=ZH).content.decode()
     assert english_left(html) == [] and "登录" in html
     response = client.post(reverse("login"), {"username": "supervisor", "password": "wrong"}, headers=ZH)

@@ -18,8 +18,10 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 from tests.test_configuration import _manage
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
@@ -86,7 +88,7 @@ def test_the_catalogue_holds_every_string_marked_in_the_sources(tmp_path):
     assert committed - extracted == set(), "in the catalogue but no longer marked: run makemessages --no-obsolete"
 
 
-def test_the_dashboard_speaks_the_browsers_language(supervisor_client):  # noqa: F811
+def test_the_dashboard_speaks_the_browsers_language(supervisor_client):
     response = supervisor_client.get(reverse("dashboard"), headers={"Accept-Language": "zh-Hans,zh;q=0.9,en;q=0.5"})
     html = response.content.decode()
     assert response.status_code == 200
@@ -97,7 +99,7 @@ def test_the_dashboard_speaks_the_browsers_language(supervisor_client):  # noqa:
     assert ">Paused workflows<" not in html and ">Sign out<" not in html
 
 
-def test_without_a_choice_or_a_browser_language_the_console_speaks_english(supervisor_client):  # noqa: F811
+def test_without_a_choice_or_a_browser_language_the_console_speaks_english(supervisor_client):
     html = supervisor_client.get(reverse("dashboard")).content.decode()
     assert '<html lang="en">' in html and ">Paused workflows<" in html and "总览" not in html
 
@@ -107,7 +109,7 @@ def test_the_sign_in_page_speaks_chinese_too(client):
     assert "<h1>登录</h1>" in html and "用户名" in html and "密码" in html
 
 
-def test_the_language_menu_is_a_plain_form_with_csrf(supervisor_client):  # noqa: F811
+def test_the_language_menu_is_a_plain_form_with_csrf(supervisor_client):
     html = supervisor_client.get(reverse("dashboard")).content.decode()
     form = html[html.index('<form class="langmenu"'):]
     form = form[:form.index("</form>")]
@@ -117,7 +119,7 @@ def test_the_language_menu_is_a_plain_form_with_csrf(supervisor_client):  # noqa
     assert '<option value="en" lang="en" selected>English</option>' in form
 
 
-def test_a_chosen_language_is_remembered_across_requests(supervisor_client):  # noqa: F811
+def test_a_chosen_language_is_remembered_across_requests(supervisor_client):
     response = supervisor_client.post(reverse("set_language"), {"language": "zh-hans", "next": "/locks/"})
     assert response.status_code == 302 and response["Location"] == "/locks/"
     assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
@@ -136,14 +138,14 @@ def test_a_chosen_language_is_remembered_across_requests(supervisor_client):  # 
     assert '<html lang="en">' in html and ">Dashboard<" in html
 
 
-def test_an_unknown_language_changes_nothing(supervisor_client):  # noqa: F811
+def test_an_unknown_language_changes_nothing(supervisor_client):
     response = supervisor_client.post(reverse("set_language"), {"language": "xx", "next": "/"})
     assert response.status_code == 302
     assert settings.LANGUAGE_COOKIE_NAME not in response.cookies
     assert "_language" not in supervisor_client.session
 
 
-def test_reason_codes_stay_untranslated(supervisor_client, wms):  # noqa: F811
+def test_reason_codes_stay_untranslated(supervisor_client, wms):
     from recovery.engine.cycle import run_cycle
 
     wms.build("job_missing")
@@ -182,7 +184,7 @@ def _page(client, accept_language: str) -> str:
     return client.get(reverse("dashboard"), headers={"Accept-Language": accept_language}).content.decode()
 
 
-def test_a_choice_is_kept_on_the_account_and_follows_the_person_to_another_device(personas):  # noqa: F811
+def test_a_choice_is_kept_on_the_account_and_follows_the_person_to_another_device(personas):
     from django.test import Client
 
     from console.languages import preferred_language
@@ -209,7 +211,7 @@ def test_a_choice_is_kept_on_the_account_and_follows_the_person_to_another_devic
     assert preferred_language(personas["operator"]) == "en"
 
 
-def test_at_sign_in_the_persons_choice_beats_what_the_shared_device_chose_before(personas):  # noqa: F811
+def test_at_sign_in_the_persons_choice_beats_what_the_shared_device_chose_before(personas):
     from console.models import UserLanguage
 
     UserLanguage.objects.create(user=personas["shiftlead"], language="zh-hans")
@@ -226,7 +228,7 @@ def test_at_sign_in_the_persons_choice_beats_what_the_shared_device_chose_before
     assert '<html lang="en">' in _page(client, "zh-Hans")
 
 
-def test_without_a_stored_choice_the_browser_then_language_code_decide(personas, settings):  # noqa: F811
+def test_without_a_stored_choice_the_browser_then_language_code_decide(personas, settings):
     client = Client()
     _sign_in(client, "supervisor")
     assert '<html lang="zh-hans">' in _page(client, "zh-CN")
@@ -235,7 +237,7 @@ def test_without_a_stored_choice_the_browser_then_language_code_decide(personas,
     assert '<html lang="zh-hans">' in _page(client, "fr")
 
 
-def test_a_session_from_before_stored_choices_reads_the_account_once(personas):  # noqa: F811
+def test_a_session_from_before_stored_choices_reads_the_account_once(personas):
     from console.languages import SESSION_LANGUAGE_READ_KEY
     from console.models import UserLanguage
 
@@ -251,7 +253,7 @@ def test_a_session_from_before_stored_choices_reads_the_account_once(personas): 
 
 
 @pytest.mark.parametrize("code", ["xx", "fr", "", "zh-hans\x00", "en" * 200])
-def test_a_language_the_console_does_not_speak_changes_nothing(supervisor_client, code):  # noqa: F811
+def test_a_language_the_console_does_not_speak_changes_nothing(supervisor_client, code):
     from console.models import UserLanguage
 
     response = supervisor_client.post(reverse("set_language"), {"language": code, "next": "/"})
@@ -263,7 +265,7 @@ def test_a_language_the_console_does_not_speak_changes_nothing(supervisor_client
     assert '<html lang="en">' in html
 
 
-def test_a_signed_out_choice_is_not_stored_on_any_account(client, personas):  # noqa: F811
+def test_a_signed_out_choice_is_not_stored_on_any_account(client, personas):
     from console.models import UserLanguage
 
     response = client.post(reverse("set_language"), {"language": "zh-hans", "next": "/accounts/login/"})
@@ -272,7 +274,7 @@ def test_a_signed_out_choice_is_not_stored_on_any_account(client, personas):  # 
     assert "<h1>登录</h1>" in client.get(reverse("login")).content.decode()
 
 
-def test_the_stored_choice_is_shown_in_admin(client, personas):  # noqa: F811
+def test_the_stored_choice_is_shown_in_admin(client, personas):
     from django.contrib.auth.models import User
 
     from console.models import UserLanguage

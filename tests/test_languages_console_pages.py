@@ -24,9 +24,10 @@ from console.runbook import CATALOG
 from recovery.demo.warehouse import EXPECTED
 from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.visible_text import english_left
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ZH = {"Accept-Language": "zh-Hans"}
 PERSONAS = {"supervisor", "operator", "shiftlead", "norole"}
@@ -96,7 +97,7 @@ def test_every_runbook_text_has_a_chinese_translation():
 
 # --- paused workflows ----------------------------------------------------------------------
 
-def test_the_empty_paused_list_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_empty_paused_list_speaks_chinese(supervisor_client, wms):
     wms.build("healthy")
     html = zh(supervisor_client, reverse("paused-workflows"))
     assert_chinese(html, "暂停的工作流", "没有暂停的工作流", "工作流、托盘或货位", "任意原因", "最早的在前")
@@ -104,7 +105,7 @@ def test_the_empty_paused_list_speaks_chinese(supervisor_client, wms):  # noqa: 
 
 
 @pytest.mark.parametrize("who", ["supervisor", "operator"])
-def test_the_filled_paused_list_speaks_chinese(client, personas, wms, who):  # noqa: F811
+def test_the_filled_paused_list_speaks_chinese(client, personas, wms, who):
     wms.build("paused", reason="RECOVERY_JOB_MISSING", age_minutes=30 * 60)
     wms.build("paused", reason="RECOVERY_JOB_MISMATCH", age_minutes=20, origin="MANUAL")
     wms.build("paused", reason="RECOVERY_FINISH_EVIDENCE_INVALID", age_minutes=3 * 60)
@@ -119,7 +120,7 @@ def test_the_filled_paused_list_speaks_chinese(client, personas, wms, who):  # n
     assert ("批量复核这 2 个暂停的工作流" in newest) == (who == "operator")
 
 
-def test_paused_filters_without_a_match_and_with_bad_input_speak_chinese(supervisor_client, wms):  # noqa: F811
+def test_paused_filters_without_a_match_and_with_bad_input_speak_chinese(supervisor_client, wms):
     wms.build("paused", reason="RECOVERY_JOB_MISSING")
     html = zh(supervisor_client, reverse("paused-workflows"), {"q": "T99999"})
     assert_chinese(html, "没有符合这些筛选条件的暂停工作流（搜索“T99999”", "显示所有暂停的工作流")
@@ -131,12 +132,12 @@ def test_paused_filters_without_a_match_and_with_bad_input_speak_chinese(supervi
 
 # --- active workflows ----------------------------------------------------------------------
 
-def test_the_empty_active_list_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_empty_active_list_speaks_chinese(supervisor_client, wms):
     html = zh(supervisor_client, reverse("active-workflows"))
     assert_chinese(html, "活动的工作流", "没有活动的工作流。", "仅停滞（0）")
 
 
-def test_the_filled_active_list_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_filled_active_list_speaks_chinese(supervisor_client, wms):
     stalled = wms.build("healthy", job_status=3, origin="MANUAL")
     age_job(job_of(stalled), timedelta(hours=1))
     wms.build("healthy", job_status=1)
@@ -154,7 +155,7 @@ def test_the_filled_active_list_speaks_chinese(supervisor_client, wms):  # noqa:
 # --- the workflow page ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", PAUSE_KINDS)
-def test_a_paused_workflow_of_every_kind_speaks_chinese(supervisor_client, wms, kind):  # noqa: F811
+def test_a_paused_workflow_of_every_kind_speaks_chinese(supervisor_client, wms, kind):
     built = wms.build(kind)
     run_cycle()
     html = zh(supervisor_client, reverse("workflow-detail", args=[built.workflow_id]))
@@ -166,7 +167,7 @@ def test_a_paused_workflow_of_every_kind_speaks_chinese(supervisor_client, wms, 
         assert str(CATALOG[reason].title) in html and escape(str(CATALOG[reason].meaning).split("。")[0]) in html
 
 
-def test_workflows_without_pause_evidence_and_with_callbacks_speak_chinese(supervisor_client, wms):  # noqa: F811
+def test_workflows_without_pause_evidence_and_with_callbacks_speak_chinese(supervisor_client, wms):
     by_hand = wms.build("paused")  # paused outside the recovery journal
     html = zh(supervisor_client, reverse("workflow-detail", args=[by_hand.workflow_id]))
     assert_chinese(html, "该工作流没有记录暂停决策", "当前")
@@ -191,7 +192,7 @@ def test_workflows_without_pause_evidence_and_with_callbacks_speak_chinese(super
     assert '<div class="muted" translate="no">workflow is PAUSED_RECOVERY</div>' in html
 
 
-def test_notes_and_a_refused_note_speak_chinese(client, personas, wms, audit_truncate_allowed):  # noqa: F811
+def test_notes_and_a_refused_note_speak_chinese(client, personas, wms, audit_truncate_allowed):
     built = wms.build("healthy")
     client.force_login(personas["operator"])
     url = reverse("workflow-detail", args=[built.workflow_id])
@@ -211,7 +212,7 @@ def test_notes_and_a_refused_note_speak_chinese(client, personas, wms, audit_tru
 
 # --- locks and the runbook -----------------------------------------------------------------
 
-def test_the_locks_page_speaks_chinese_empty_filled_and_without_a_match(supervisor_client, wms):  # noqa: F811
+def test_the_locks_page_speaks_chinese_empty_filled_and_without_a_match(supervisor_client, wms):
     html = zh(supervisor_client, reverse("locks"))
     assert_chinese(html, "暂停的工作流持有的锁", "0 个锁", "没有暂停的工作流持有锁")
 
@@ -230,7 +231,7 @@ def test_the_locks_page_speaks_chinese_empty_filled_and_without_a_match(supervis
                                                  "the", "first", "page"})
 
 
-def test_the_reason_codes_page_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_reason_codes_page_speaks_chinese(supervisor_client, wms):
     html = zh(supervisor_client, reverse("reason-codes"))
     assert_chinese(html, "现场要检查什么", "允许的修正", "此原因不允许的修正", "当前没有因此原因暂停的工作流。",
                    "重新下发作业", "(班组长)", "效果：", "既没有匹配的活动作业，也没有匹配的完成作业。")
@@ -244,7 +245,7 @@ def test_the_reason_codes_page_speaks_chinese(supervisor_client, wms):  # noqa: 
 
 # --- refusals ------------------------------------------------------------------------------
 
-def test_403_and_404_speak_chinese(client, personas, wms):  # noqa: F811
+def test_403_and_404_speak_chinese(client, personas, wms):
     client.force_login(personas["norole"])
     html = zh(client, reverse("locks"), status=403)
     assert_chinese(html, "无权访问", "没有控制台角色", "<code>shift lead</code>（班组长）")
@@ -258,7 +259,7 @@ def test_403_and_404_speak_chinese(client, personas, wms):  # noqa: F811
 
 # --- English stays English -----------------------------------------------------------------
 
-def test_the_same_pages_still_speak_english(client, personas, wms):  # noqa: F811
+def test_the_same_pages_still_speak_english(client, personas, wms):
     built = wms.build("job_missing")
     run_cycle()
     client.force_login(personas["supervisor"])

@@ -18,10 +18,12 @@ from console.roles import OPERATOR, SHIFT_LEAD
 from console.runbook import CATALOG
 from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle
-from tests.console_personas import make_user, personas, supervisor_client  # noqa: F401  (fixtures)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
+from tests.console_personas import make_user
 from tests.visible_text import english_left
 from tests.wcs_helpers import post
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ZH = {"Accept-Language": "zh-Hans"}
 EN = {"Accept-Language": "en"}
@@ -71,7 +73,7 @@ def two_on_one_tray(wms):
     return tray, done, other
 
 
-def test_search_with_results_speaks_chinese(two_on_one_tray, supervisor_client):  # noqa: F811
+def test_search_with_results_speaks_chinese(two_on_one_tray, supervisor_client):
     tray, done, other = two_on_one_tray
     html = page(supervisor_client, reverse("search"), {"q": tray})
     assert left_on(html) == []
@@ -82,7 +84,7 @@ def test_search_with_results_speaks_chinese(two_on_one_tray, supervisor_client):
     assert "2 workflows match" in english and "<h1>Find a workflow</h1>" in english and ">tray<" in english
 
 
-def test_search_without_results_speaks_chinese(wms, supervisor_client):  # noqa: F811
+def test_search_without_results_speaks_chinese(wms, supervisor_client):
     html = page(supervisor_client, reverse("search"), {"q": "NOPE"})
     assert left_on(html) == []
     chinese(html, "没有任何状态的工作流匹配“NOPE”")
@@ -90,7 +92,7 @@ def test_search_without_results_speaks_chinese(wms, supervisor_client):  # noqa:
     assert "No workflow in any status matches" in english
 
 
-def test_search_with_bad_input_is_a_chinese_400_naming_the_field(wms, supervisor_client):  # noqa: F811
+def test_search_with_bad_input_is_a_chinese_400_naming_the_field(wms, supervisor_client):
     html = page(supervisor_client, reverse("search"), {"q": "A01\x07"}, status=400)
     assert left_on(html) == []
     chinese(html, "q: </span>不允许控制字符。")
@@ -104,7 +106,7 @@ def test_search_with_bad_input_is_a_chinese_400_naming_the_field(wms, supervisor
 
 
 @pytest.fixture
-def shift_events(wms, audit_truncate_allowed, personas):  # noqa: F811
+def shift_events(wms, audit_truncate_allowed, personas):
     """Something in every section of the current shift's handover."""
     missing = wms.build("job_missing")
     run_cycle()  # pauses it: a PAUSE decision in this shift
@@ -129,7 +131,7 @@ def shift_events(wms, audit_truncate_allowed, personas):  # noqa: F811
     return {"paused": missing, "stalled": stalled}
 
 
-def test_the_handover_with_events_speaks_chinese(shift_events, client, personas):  # noqa: F811
+def test_the_handover_with_events_speaks_chinese(shift_events, client, personas):
     client.force_login(personas["shiftlead"])
     html = page(client, reverse("handover"))
     # User names are data; the repair actions' labels (console.repair.registry) are translated.
@@ -146,7 +148,7 @@ def test_the_handover_with_events_speaks_chinese(shift_events, client, personas)
     assert ">recovery</td>" in english and "current shift" in english
 
 
-def test_an_empty_handover_speaks_chinese(wms, client, personas):  # noqa: F811
+def test_an_empty_handover_speaks_chinese(wms, client, personas):
     client.force_login(personas["supervisor"])
     html = page(client, reverse("handover"), {"shift": "2026-03-02@06:00"})
     assert left_on(html) == []
@@ -160,14 +162,14 @@ def test_an_empty_handover_speaks_chinese(wms, client, personas):  # noqa: F811
     ("2026-03-01@07:00", "07:00 不是班次开始时间"),
     ("2026-03-01@06:00\x00", "不允许控制字符。"),
 ])
-def test_a_bad_shift_is_a_chinese_400_naming_the_field(wms, client, personas, shift, message):  # noqa: F811
+def test_a_bad_shift_is_a_chinese_400_naming_the_field(wms, client, personas, shift, message):
     client.force_login(personas["operator"])
     html = page(client, reverse("handover"), {"shift": shift}, status=400)
     assert left_on(html) == []
     chinese(html, "shift: </span>" + message)
 
 
-def test_the_handover_csv_keeps_its_english_columns(shift_events, client, personas):  # noqa: F811
+def test_the_handover_csv_keeps_its_english_columns(shift_events, client, personas):
     client.force_login(personas["supervisor"])
     response = client.get(reverse("handover"), {"format": "csv"}, headers=ZH)
     first = b"".join(response.streaming_content).decode().splitlines()[0]
@@ -182,7 +184,7 @@ def _unauthorized_callback(client):
     return post(client, "job-finish", body, token="wrong-token", REMOTE_ADDR="192.0.2.7")
 
 
-def test_the_recovery_page_speaks_chinese(wms, client, supervisor_client):  # noqa: F811
+def test_the_recovery_page_speaks_chinese(wms, client, supervisor_client):
     wms.build("job_missing")
     run_cycle()
     RecoveryCycle.objects.create(started_at=timezone.now() - timedelta(seconds=2), finished_at=timezone.now(),
@@ -201,7 +203,7 @@ def test_the_recovery_page_speaks_chinese(wms, client, supervisor_client):  # no
     assert "Recovery cycles" in english and "shard 1 of 2" in english and "refused request" in english
 
 
-def test_the_recovery_page_before_any_cycle_speaks_chinese(wms, supervisor_client):  # noqa: F811
+def test_the_recovery_page_before_any_cycle_speaks_chinese(wms, supervisor_client):
     html = page(supervisor_client, reverse("recovery-health"))
     assert left_on(html) == []
     chinese(html, "尚未运行过恢复周期", "尚无数据。", "最近 24 小时内没有被拒绝的 WCS 回调。", "恢复已过期。")
@@ -222,7 +224,7 @@ def _jobs(n: int, *, created_min_ago: float, finished_min_ago: float | None = No
                                "now() - make_interval(secs => %(f)s * 60))", params)
 
 
-def test_flow_health_speaks_chinese_when_empty_draining_and_not_draining(wms, supervisor_client):  # noqa: F811
+def test_flow_health_speaks_chinese_when_empty_draining_and_not_draining(wms, supervisor_client):
     empty = page(supervisor_client, reverse("flow-health"))
     assert left_on(empty) == []
     chinese(empty, "<h1>作业流转</h1>", "无需清空：没有活动的整理作业。",
@@ -249,7 +251,7 @@ def test_flow_health_speaks_chinese_when_empty_draining_and_not_draining(wms, su
 # --- security ------------------------------------------------------------------------------------
 
 
-def test_the_security_page_speaks_chinese_to_a_shift_lead(client, personas):  # noqa: F811
+def test_the_security_page_speaks_chinese_to_a_shift_lead(client, personas):
     make_user("olga", password="right-password-for-tests")
     for attempt in range(5):
         client.post("/accounts/login/", {"username": "olga", "password": f"wrong-{attempt}", "next": "/"})
@@ -264,7 +266,7 @@ def test_the_security_page_speaks_chinese_to_a_shift_lead(client, personas):  # 
     assert "Locked now" in english and "(no signed-in user)" in english and ">shift lead<" in english
 
 
-def test_the_security_page_without_lockouts_speaks_chinese(client, personas):  # noqa: F811
+def test_the_security_page_without_lockouts_speaks_chinese(client, personas):
     client.force_login(make_user("lead2", SHIFT_LEAD))
     html = page(client, reverse("security"))
     assert left_on(html, allow={"lead2"}) == []
@@ -280,7 +282,7 @@ def test_the_security_page_without_lockouts_speaks_chinese(client, personas):  #
     ("/locks/", {"after": "²-1"}, "<p>列表位置: 列表位置包含数字 0-9 和 &#x27;-&#x27; 以外的字符</p>"),
     ("/paused/", {"before": "1-99999999999999999999"}, "<p>列表位置: 列表位置中的数字超出范围</p>"),
 ])
-def test_a_refused_list_filter_names_the_field_by_its_chinese_label(wms, supervisor_client, path, params, expected):  # noqa: F811
+def test_a_refused_list_filter_names_the_field_by_its_chinese_label(wms, supervisor_client, path, params, expected):
     html = page(supervisor_client, path, params, status=400)
     assert expected in html
 
@@ -308,7 +310,7 @@ def test_the_wcs_api_answers_english_whatever_the_language_asked_for(wms, client
     assert body["field"] == "event_id" and "contains a control character (U+0007)" in body["message"]
 
 
-def test_a_long_handover_section_and_its_pages_speak_chinese(shift_events, client, personas, settings):  # noqa: F811
+def test_a_long_handover_section_and_its_pages_speak_chinese(shift_events, client, personas, settings):
     settings.HANDOVER_SECTION_ROWS = 5
     WorkflowNote.objects.bulk_create([WorkflowNote(workflow_id=shift_events["stalled"].workflow_id, username="lena",
                                                    text=f"备注 {i}") for i in range(11)])
@@ -325,7 +327,7 @@ def test_a_long_handover_section_and_its_pages_speak_chinese(shift_events, clien
     chinese(refused, "page: </span>请给出从 1 起的页码")
 
 
-def test_a_note_past_the_hourly_limit_is_refused_in_chinese(wms, audit_truncate_allowed, client, personas,  # noqa: F811
+def test_a_note_past_the_hourly_limit_is_refused_in_chinese(wms, audit_truncate_allowed, client, personas,
                                                             settings):
     settings.NOTES_PER_USER_PER_HOUR = 1
     workflow = wms.build("healthy")
@@ -339,7 +341,7 @@ def test_a_note_past_the_hourly_limit_is_refused_in_chinese(wms, audit_truncate_
     chinese(html, "您在过去一小时内已添加 1 条备注，已达每人上限。此备注未保存；")
 
 
-def test_a_superuser_grant_on_the_security_page_speaks_chinese(client, personas):  # noqa: F811
+def test_a_superuser_grant_on_the_security_page_speaks_chinese(client, personas):
     marta = make_user("marta", OPERATOR)
     marta.is_superuser = True
     marta.is_active = False

@@ -17,7 +17,6 @@ from console.notifications.messages import with_texts
 from recovery.engine.decisions import PAUSE_REASONS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 from tests.test_configuration import _manage
 from tests.test_notifications_events import SCENARIOS

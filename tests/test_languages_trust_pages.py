@@ -10,8 +10,6 @@ from django.db import connection
 from console.models import RepairAudit
 from console.notes.services import note_create
 from recovery.engine.cycle import run_cycle
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.test_analytics import pause
 from tests.test_languages_console_pages import assert_chinese, zh
 from tests.wcs_helpers import finish
@@ -30,7 +28,8 @@ def observed(wms, settings):
     return pending, confirmed
 
 
-def test_the_observe_page_and_the_banner_speak_chinese(supervisor_client, observed, client):  # noqa: F811
+@pytest.mark.usefixtures("committed_db")
+def test_the_observe_page_and_the_banner_speak_chinese(supervisor_client, observed, client):
     _, confirmed = observed
     assert finish(client, f"TDY-{confirmed.workflow_id}-{confirmed.step_ids[0]}").status_code == 200
     html = zh(supervisor_client, "/recovery/observe/")
@@ -42,14 +41,14 @@ def test_the_observe_page_and_the_banner_speak_chinese(supervisor_client, observ
     assert_chinese(bad, "action: ", allow={"action"})
 
 
-def test_the_observe_page_in_apply_mode_speaks_chinese(supervisor_client, wms, settings):  # noqa: F811
+def test_the_observe_page_in_apply_mode_speaks_chinese(supervisor_client, wms, settings):
     settings.RECOVERY_MODE = "apply"
     html = zh(supervisor_client, "/recovery/observe/")
     assert_chinese(html, "恢复会执行其决策；没有观察记录。")
     assert "恢复正在观察模式下运行。" not in html
 
 
-def test_the_preview_speaks_chinese(supervisor_client, wms):  # noqa: F811
+def test_the_preview_speaks_chinese(supervisor_client, wms):
     for kind in ("job_missing", "finish_terminal", "healthy", "all_completed"):
         wms.build(kind)
     html = zh(supervisor_client, "/recovery/preview/")
@@ -58,12 +57,12 @@ def test_the_preview_speaks_chinese(supervisor_client, wms):  # noqa: F811
     assert "下一周期预览" in empty_wms
 
 
-def test_the_recovery_page_with_an_observing_cycle_speaks_chinese(supervisor_client, observed):  # noqa: F811
+def test_the_recovery_page_with_an_observing_cycle_speaks_chinese(supervisor_client, observed):
     html = zh(supervisor_client, "/recovery/")
     assert_chinese(html, "下一周期预览", "观察到的决策", "仅观察，未执行")
 
 
-def test_the_case_file_speaks_chinese(wms, client, personas, settings):  # noqa: F811
+def test_the_case_file_speaks_chinese(wms, client, personas, settings):
     settings.NOTIFY_EMAIL_TO, settings.NOTIFY_WEBHOOK_URL = [], ""
     built = wms.build("job_missing")
     run_cycle(mode="observe")
@@ -80,7 +79,7 @@ def test_the_case_file_speaks_chinese(wms, client, personas, settings):  # noqa:
     assert "案卷：按顺序列出全部事件（可打印）" in page
 
 
-def test_the_analytics_speak_chinese(wms, client, personas, audit_truncate_allowed):  # noqa: F811
+def test_the_analytics_speak_chinese(wms, client, personas, audit_truncate_allowed):
     from recovery.demo.warehouse import WarehouseBuilder
 
     pause(WarehouseBuilder(), "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=5), ended_after=10)

@@ -8,6 +8,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+import pytest
 from django.db import connection
 from django.test import override_settings
 
@@ -15,6 +16,9 @@ from recovery.models import RecoveryCycle
 from recovery.runtime.lease import lease_connection_parameters, try_lease
 from recovery.runtime.signals import start_up_cycle
 from recovery.runtime.tasks import run_recovery_runner, run_startup_cycle
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_the_lease_connection_sets_keepalives_and_timeouts(transactional_db):

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+import pytest
 from django.test import Client
 
 from console.replay.processes import database_url
@@ -20,6 +21,9 @@ from recovery.logs.logcontext import NonBlockingHandler, dropped_log_records
 from recovery.logs.logdrops import record_log_drops
 from recovery.models import LogDrops, RecoveryCycle, RecoveryDecision
 from tests.test_recovery_shards import ROOT, _wait_for
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 F_SETPIPE_SZ = 1031  # Linux: the smallest pipe (one page) fills after a dozen JSON lines
 NOT_READ_SECONDS = 30

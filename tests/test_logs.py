@@ -75,6 +75,7 @@ def test_a_recovery_decision_is_one_line_with_its_cycle(wms, json_lines):
     assert (line["tray_code"], line["source"], line["target"]) == (move.tray_code, move.source, move.target)
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_a_repair_attempt_is_one_line_after_its_audit_row(repair_db, operator, client, json_lines):
     built = paused(repair_db, "job_missing")
     wid, step = built.workflow_id, built.step_ids[0]

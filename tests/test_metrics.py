@@ -14,6 +14,9 @@ from recovery.models import CallbackReceipt, OutboundHttpRequest, RecoveryCycle,
 from recovery.runtime.retention import journal_retention_run
 from tests.wcs_helpers import finish, post
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 CONTRACT = [
     "tidy_active_workflows", "tidy_stalled_workflows", "tidy_paused_workflows", "tidy_paused_oldest_age_seconds",
     "tidy_retained_locks", "tidy_job_backlog", "tidy_job_oldest_age_seconds",

@@ -20,6 +20,9 @@ from tests.notification_support import recovery_is_fresh
 from tests.test_metrics import scrape, value
 from tests.wcs_helpers import answer, local_http_server, post, rows, status
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 QUANTILES = ("0.5", "0.95", "1")
 TARGETS = ("wcs_snapshot", "webhook")
 OUTCOMES = ("ok", "http_error", "no_answer")

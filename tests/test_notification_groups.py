@@ -20,7 +20,6 @@ from console.roles import SHIFT_LEAD
 from recovery.engine.cycle import run_cycle
 from recovery.models import TidyWorkflow
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 
 AISLE_SPACES = 200  # the builder's spaces per aisle (A01 holds spaces 1..200)
@@ -53,6 +52,7 @@ def mentioned_ids(text: str) -> set[int]:
     return {int(i) for i in re.findall(r"\d+", line.split(":", 1)[1])}
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_ninety_pauses_in_three_aisles_by_one_cycle_arrive_as_three_messages_naming_all(
         quiet, smtp_server, webhook_receiver, settings):
     settings.NOTIFY_EMAIL_TO = ["floor@warehouse.example"]
@@ -217,6 +217,7 @@ def test_the_handover_lists_the_group(quiet, client):
     assert "3 workflows paused" not in zh and "A01" in zh
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_the_demo_shows_a_grouped_notification(notify_db, settings):
     """The demo warehouse after one recovery cycle: several workflows pause with one reason in one
     aisle, and the notification run shows them as one grouped notification."""

@@ -16,7 +16,6 @@ from console.models import Severity
 from console.notifications.events import EVENTS, SPECS, Event
 from console.notifications.forms import NotificationFilterForm
 from console.notifications.selectors import open_notification_counts
-from tests.notification_support import *  # noqa: F403  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 PO = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"

@@ -16,9 +16,7 @@ from console.notifications.evaluate import evaluate_notifications
 from console.notifications.services import silence_create, silence_end
 from console.roles import SHIFT_LEAD
 from recovery.models import TidyWorkflow
-from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 
 URL = "/notifications/silences/"

@@ -15,8 +15,10 @@ from console.notifications.tasks import run_notifications
 from console.roles import SHIFT_LEAD
 from recovery.models import OutboundHttpRequest
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import WebhookReceiver, free_port, recovery_is_fresh
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 @pytest.fixture(autouse=True)

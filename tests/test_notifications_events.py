@@ -15,7 +15,6 @@ from console.notifications.groups import group_key
 from console.notifications.selectors import open_notification_counts
 from console.readers.stalled import stalled_workflows
 from recovery.models import MydoJob, MydoJobFinish, RecoveryCycle, TidyWorkflow, tidy_job_id
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 
 

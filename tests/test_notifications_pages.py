@@ -95,6 +95,7 @@ def test_acknowledge_refuses_get_anonymous_and_users_without_a_role(client, pers
     assert not NotificationAcknowledgement.objects.exists()
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_the_database_refuses_to_update_or_delete_an_acknowledgement(client, personas, three):
     login(client, personas, "operator").post(f"{URL}{three['open'].pk}/acknowledge")
     for sql in ("UPDATE console_notificationacknowledgement SET username = 'someone else'",

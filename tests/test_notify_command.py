@@ -11,8 +11,10 @@ import pytest
 from django.db import connection
 
 from console.models import Notification, NotificationDelivery
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import WebhookReceiver, free_port, recovery_is_fresh
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ROOT = Path(__file__).resolve().parent.parent
 

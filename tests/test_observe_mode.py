@@ -107,6 +107,7 @@ def built_job(built) -> str:
     return f"TDY-{built.workflow_id}-{built.step_ids[0]}"
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_it_reads_without_a_row_lock_so_a_held_workflow_is_still_observed(wms, settings):
     held = wms.build("job_missing")
     blocker = connect_direct("test-blocker")

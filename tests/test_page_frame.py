@@ -10,8 +10,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from console.models import CancelProposal, RepairAudit, RepairBatch
 from recovery.engine.cycle import run_cycle
-from tests.console_personas import personas  # noqa: F401  (fixture)
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 ROLES = ("supervisor", "operator", "shiftlead")
 
@@ -63,7 +61,7 @@ def frame(html: str) -> str:
 
 
 @pytest.fixture
-def objects(wms, personas, audit_truncate_allowed):  # noqa: F811
+def objects(wms, personas, audit_truncate_allowed):
     built = wms.build("job_missing")
     run_cycle()
     lead = personas["shiftlead"]
@@ -84,7 +82,7 @@ def test_every_console_url_is_either_a_page_here_or_named_as_not_one():
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_every_page_draws_the_dashboards_frame_for_each_role(objects, personas, role):  # noqa: F811
+def test_every_page_draws_the_dashboards_frame_for_each_role(objects, personas, role):
     client = Client()
     client.force_login(personas[role])
     dashboard = frame(client.get(reverse("dashboard")).content.decode())

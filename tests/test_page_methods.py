@@ -10,7 +10,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from console.pages import PAGE_WITH_FORM, POST_ONLY, READ_ONLY
 from recovery.models import Cordon
-from tests.console_personas import *  # noqa: F403  (fixtures)
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 WRITES = ("POST", "PUT", "DELETE", "PATCH")
 # Views that are not console pages: each keeps the method rules of its own interface.

@@ -20,6 +20,9 @@ from console.replay.processes import database_url, free_port
 from recovery.engine.cycle import run_cycle
 from tests.test_metrics import CONTRACT
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 ROOT = Path(__file__).resolve().parent.parent
 CALLBACK_TOKEN = "production-callback-token-0123456789"
 METRICS_TOKEN = "production-metrics-token-0123456789"

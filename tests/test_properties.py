@@ -34,7 +34,6 @@ from recovery.engine.creation import CreationRefused, TidyMove
 from recovery.engine.cycle import run_cycle
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.engine.faults import FaultInjected
-from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
 from tests.wms_state import snapshot
 
 FINISHING_STAGES = ("MOVE_FINISHED", "OUTBOUND_FINISHED", "RECOVERY_FINISHED")
@@ -289,7 +288,7 @@ class Warehouse(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def operator(wms, audit_truncate_allowed):  # noqa: F811
+def operator(wms, audit_truncate_allowed):
     user = User.objects.create_user(username="prop-operator")
     user.groups.add(Group.objects.get_or_create(name=OPERATOR)[0])
     return user

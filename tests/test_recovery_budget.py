@@ -1,13 +1,13 @@
 """Bounded cycles: a budget of decisions and seconds per cycle, the oldest workflows first, the
 rest recorded as the cycle's backlog; health says "draining", not "stale", meanwhile."""
 
+import pytest
 from django.urls import reverse
 
 from console.readers.recovery import recovery_health
 from recovery.demo.warehouse import BulkSeeder
 from recovery.engine.cycle import run_cycle
 from recovery.models import RecoveryCycle, RecoveryDecision
-from tests.console_personas import personas, supervisor_client  # noqa: F401  (fixtures)
 
 
 def _decided_in(cycle_id: int) -> list[int]:
@@ -41,7 +41,7 @@ def test_a_cycle_starts_no_decision_after_its_seconds(wms):
     assert sum(run_cycle().decisions.values()) == 5
 
 
-def test_health_says_draining_not_stale_while_cycles_leave_a_backlog(supervisor_client, wms):  # noqa: F811
+def test_health_says_draining_not_stale_while_cycles_leave_a_backlog(supervisor_client, wms):
     BulkSeeder().seed("missing", 6)
     run_cycle(max_decisions=2)
     health = recovery_health()
@@ -74,7 +74,7 @@ def test_the_runner_follows_a_cycle_that_left_a_backlog_at_once(wms, settings):
     assert RecoveryDecision.objects.count() == 6
 
 
-def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervisor_client, wms):  # noqa: F811
+def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervisor_client, wms):
     BulkSeeder().seed("missing", 6)
     run_cycle(shard=0, shard_count=3)
     run_cycle(shard=2, shard_count=3)
@@ -86,6 +86,7 @@ def test_a_shard_without_a_recent_successful_cycle_makes_recovery_stale(supervis
     assert not recovery_health().stale
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_while_a_backlog_drains_metrics_show_it_and_readiness_stays_ready(wms, client):
     from prometheus_client.parser import text_string_to_metric_families
 

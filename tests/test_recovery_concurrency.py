@@ -15,6 +15,9 @@ from recovery.models import RecoveryDecision
 from recovery.runtime.lease import connect_direct
 from tests.wms_state import diff, snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 MIX = [k for k in EXPECTED if k not in {"completed"}]
 
 

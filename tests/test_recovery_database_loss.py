@@ -24,6 +24,9 @@ from recovery.runtime.lease import connect_direct
 from recovery.runtime.tasks import retry_delays
 from tests.test_recovery_shards import _start_runner, _wait_for
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("committed_db")]  # it crash-restarts the server
+
 INTERVAL = 2.0
 LIFE = 120.0  # the test ends the runner itself; its life never runs out first
 

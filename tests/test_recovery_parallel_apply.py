@@ -3,6 +3,8 @@ transaction of one workflow: every workflow gets exactly one decision, journaled
 
 import logging
 
+import pytest
+
 from recovery.engine import cycle as recovery_cycle
 from recovery.engine.cycle import run_cycle
 from recovery.engine.evidence import evidence_for_workflow
@@ -15,6 +17,7 @@ def _build(wms, each: int) -> dict[int, str]:
     return {wms.build(kind).workflow_id: action for kind, action in KINDS.items() for _ in range(each)}
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_many_decisions_are_applied_in_parallel_exactly_once(wms, caplog):
     each = recovery_cycle.APPLY_IN_PARALLEL_FROM  # 3 x that: well above the threshold
     built = _build(wms, each)
@@ -34,6 +37,7 @@ def test_many_decisions_are_applied_in_parallel_exactly_once(wms, caplog):
     assert run_cycle().decisions == {}
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_parallel_workers_start_nothing_after_the_deadline(wms):
     built = _build(wms, recovery_cycle.APPLY_IN_PARALLEL_FROM)
     report = run_cycle(max_seconds=0)
@@ -64,6 +68,7 @@ def _gone(backends: set[int]) -> bool:
     return True
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_a_runners_apply_workers_keep_their_connections_between_cycles_and_close_them(wms):
     workers = recovery_cycle.ApplyWorkers(3)
     try:
@@ -84,6 +89,7 @@ def test_a_runners_apply_workers_keep_their_connections_between_cycles_and_close
     assert _gone(used)  # closed with the workers
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_the_runner_closes_its_apply_workers_connections(wms, settings):
     from recovery.runtime.tasks import run_recovery_runner
 

@@ -3,6 +3,7 @@
 import threading
 import time
 
+import pytest
 from django.utils import timezone
 from django_q.models import Schedule
 
@@ -10,6 +11,9 @@ from recovery.models import RecoveryCycle
 from recovery.runtime.lease import RUNNER_LEASE_KEY, connect_direct, try_lease
 from recovery.runtime.schedule import RUNNER_FUNC, SCHEDULE_NAME, ensure_recovery_schedule
 from recovery.runtime.tasks import run_recovery_runner, run_startup_cycle
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_the_migration_declares_one_schedule_and_declaring_again_changes_nothing(transactional_db):

@@ -22,6 +22,9 @@ from recovery.runtime.lease import RUNNER_LEASE_KEY, connect_direct, shard_lease
 from recovery.runtime.schedule import SCHEDULE_NAME, SHARD_SCHEDULE_PREFIX, ensure_recovery_schedule
 from recovery.runtime.tasks import run_recovery_runner
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARDS = 3
 INTERVAL = 2.0

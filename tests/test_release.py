@@ -2,6 +2,7 @@
 
 import io
 
+import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
@@ -10,6 +11,9 @@ from django_q.models import Schedule
 from console.notifications.schedule import SCHEDULE_NAME as NOTIFICATIONS
 from recovery.runtime.retention import SCHEDULE_NAME as RETENTION
 from recovery.runtime.schedule import SCHEDULE_NAME as RECOVERY
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 
 def test_it_prepares_everything_once_and_says_each_step(transactional_db, settings, tmp_path):

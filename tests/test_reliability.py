@@ -26,6 +26,9 @@ from recovery.runtime.lease import connect_direct
 from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 from tests.wms_state import snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 # --- the WMS changes between classification and the locked re-read --------------------------------
 
 

@@ -9,7 +9,6 @@ from console.models import RepairAudit
 from recovery.engine.decisions import decide
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.models import tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, operator, supervisor, ...)
 from tests.repair_support import at_source, covers, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 

@@ -7,7 +7,6 @@ from django.urls import reverse
 
 from console.models import RepairAudit
 from console.repair.evidence_diff import evidence_rows
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, paused
 
 REASON = "Job lost at the 02:10 restart; tray seen at its source"

@@ -1,6 +1,7 @@
 """Batch re-check: choose paused workflows, see the count and list first, one reason, an
 outcome per workflow linked back to the batch."""
 
+import pytest
 from django.urls import reverse
 
 from console.models import RepairAudit, RepairBatch
@@ -8,6 +9,9 @@ from recovery.engine.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import key, paused, run_queued_tasks
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 REASON = "Jobs restored from the WMS backup at 03:00"
 

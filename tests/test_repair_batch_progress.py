@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from django.db import connections
 from django.urls import reverse
 from django_q.models import OrmQ
@@ -25,6 +26,9 @@ from recovery.engine.evidence import evidence_for_workflow
 from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import fingerprint, key, paused, run_queued_tasks
 from tests.wms_state import diff, snapshot
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 ROOT = Path(__file__).resolve().parent.parent
 REASON = "Jobs restored from the WMS backup at 03:00"

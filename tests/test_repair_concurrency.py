@@ -16,6 +16,9 @@ from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, make_user, paused
 from tests.wms_state import diff, snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 REASON = "Job lost at the restart, tray at source"
 
 

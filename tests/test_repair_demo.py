@@ -1,6 +1,7 @@
 """The issue's "done when": on the demo warehouse, every paused workflow can be brought back to a
 consistent state by an operator through the console alone, each step audited."""
 
+import pytest
 from django.urls import reverse
 
 from console import repair
@@ -11,7 +12,6 @@ from recovery.engine.decisions import Action, decide
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.management.commands.wms_demo import load_demo
 from recovery.models import TidyWorkflow
-from tests.repair_support import *  # noqa: F403  (fixtures)
 
 REASON = "Walked to the aisle and checked the tray"
 # What an operator tries first: the gentlest action the evidence allows.
@@ -21,6 +21,7 @@ SLUG = {RepairAction.RECHECK: "recheck", RepairAction.REISSUE: "reissue",
         RepairAction.RECONCILE_SOURCE: "reconcile-source", RepairAction.RECONCILE_TARGET: "reconcile-target"}
 
 
+@pytest.mark.usefixtures("committed_db")
 def test_an_operator_brings_every_paused_demo_workflow_back(repair_db, operator, client):
     load_demo()
     run_cycle()

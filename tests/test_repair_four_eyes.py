@@ -5,7 +5,6 @@ from django.urls import reverse
 
 from console.models import CancelProposal, RepairAudit
 from recovery.models import tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import covers, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 

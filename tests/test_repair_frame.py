@@ -19,6 +19,9 @@ from tests.repair_support import *  # noqa: F403  (fixtures)
 from tests.repair_support import at_source, fingerprint, key, paused
 from tests.wms_state import diff, snapshot
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 REASON = "The job was lost when the WMS restarted at 02:10"
 JOIN_SECONDS = 30
 

@@ -15,7 +15,9 @@ from console.replay.runner import ReplayOptions, ReplayResult, _classify_outboun
 from console.replay.scenarios import SCENARIOS
 from recovery.models import OutboundHttpRequest
 from recovery.runtime.lease import connect_direct
-from tests.repair_support import audit_truncate_allowed  # noqa: F401 - fixture
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 # The test database is a throw-away one; on a configured server (DATABASE_URL, e.g. PostgreSQL
 # 15) the replay must be told that writing to it is intended.
@@ -32,7 +34,7 @@ def _backup_schemas() -> list[str]:
 
 
 @pytest.fixture
-def baseline(wms, audit_truncate_allowed):  # noqa: F811
+def baseline(wms, audit_truncate_allowed):
     built = wms.build("healthy")
     base = db.take_baseline("t" + timezone.now().strftime("%H%M%S%f"))
     yield base, built
@@ -141,7 +143,7 @@ def test_it_knows_every_scenario_by_a_stable_name():
         call_command("replay", "--scenario", "no_such_thing")
 
 
-def test_it_runs_the_short_profile_end_to_end_and_restores_the_database_exactly(wms, audit_truncate_allowed,  # noqa: F811
+def test_it_runs_the_short_profile_end_to_end_and_restores_the_database_exactly(wms, audit_truncate_allowed,
                                                                                    tmp_path):
     wms.build("healthy")  # some data of someone else's that must come back untouched
     before = db.live_checksums(db.replay_tables())
@@ -228,7 +230,7 @@ def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms,
 
 
 def test_observe_mode_under_the_replay_changes_no_wms_row_and_apply_then_does_what_it_observed(
-        wms, audit_truncate_allowed, tmp_path):  # noqa: F811
+        wms, audit_truncate_allowed, tmp_path):
     """The observe_mode scenario alone, with the real processes: a qcluster observing over several
     cycles leaves every WMS table's checksum as it was, and the run restores the database exactly."""
     wms.build("job_missing")  # someone else's workflow the observing cycles see too

@@ -10,6 +10,9 @@ from recovery.models import CallbackReceipt, RecoveryCycle
 from recovery.runtime.retention import SCHEDULE_NAME, TASK_FUNC, ensure_retention_schedule, journal_retention_run
 from tests.test_configuration import _manage
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 
 def _receipts(n: int, *, days_old: float) -> None:
     when = timezone.now() - timedelta(days=days_old)

@@ -12,6 +12,9 @@ from recovery.models import RecoveryCycle
 from recovery.runtime.tasks import StopRequest
 from tests.test_recovery_shards import _start_runner, _wait_for
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 LIFE = 120.0  # far longer than the test waits: a runner that ignored the signal would time it out
 
 

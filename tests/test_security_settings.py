@@ -16,6 +16,9 @@ from django.test import override_settings
 
 from console.management.demo import DemoUsersRefused, ensure_demo_users
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION_SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
 TOKEN = "wcs-token-" + "7" * 20

@@ -11,8 +11,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from tests.console_personas import personas  # noqa: F401  (fixture)
 from tests.test_security_settings import _run, production_env
+
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
 
 NO_STORE = "no-store, private"
 
@@ -26,7 +28,7 @@ def _pages(workflow_id: int) -> list[str]:
             reverse("security")]
 
 
-def test_every_signed_in_answer_and_export_is_no_store_private(wms, personas):  # noqa: F811
+def test_every_signed_in_answer_and_export_is_no_store_private(wms, personas):
     built = wms.build("paused")
     client = Client()
     client.force_login(personas["shiftlead"])
@@ -56,7 +58,7 @@ def _session_expiry(client) -> timezone.datetime:
     return Session.objects.get(session_key=client.session.session_key).expire_date
 
 
-def test_a_session_ends_after_the_idle_time_and_a_live_refresh_is_not_activity(wms, personas, settings):  # noqa: F811
+def test_a_session_ends_after_the_idle_time_and_a_live_refresh_is_not_activity(wms, personas, settings):
     settings.SESSION_COOKIE_AGE = 30 * 60
     client = Client()
     client.force_login(personas["supervisor"])
@@ -97,7 +99,7 @@ def _backdate_activity(client, *, minutes: int) -> None:
     session.save()
 
 
-def test_the_session_cookie_ends_with_the_browser(transactional_db, personas, settings):  # noqa: F811
+def test_the_session_cookie_ends_with_the_browser(transactional_db, personas, settings):
     client = Client()
     response = client.post(reverse("login"), {"username": "supervisor", "password": "pw-" + "x" * 8})
     assert response.status_code == 302

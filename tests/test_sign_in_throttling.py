@@ -12,7 +12,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from tests.console_personas import make_user, personas  # noqa: F401  (fixture)
+from tests.console_personas import make_user
 
 PASSWORD = "right-password-for-tests"
 CONSOLE_LOGIN = "/accounts/login/"
@@ -102,7 +102,7 @@ def test_four_failures_do_not_lock(client, olga):
     assert response.status_code == 302 and signed_in(client)
 
 
-def test_a_shift_lead_sees_current_lockouts_and_others_do_not(client, personas):  # noqa: F811
+def test_a_shift_lead_sees_current_lockouts_and_others_do_not(client, personas):
     make_user("olga", password=PASSWORD)
     for attempt in range(5):
         sign_in(client, CONSOLE_LOGIN, "olga", f"wrong-{attempt}")

@@ -14,8 +14,6 @@ from console.models import Silence, SilenceEnding
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.services import silence_create
 from recovery.models import Cordon
-from tests.console_personas import *  # noqa: F403  (fixtures: personas)
-from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
 
 SILENCES = "/notifications/silences/"

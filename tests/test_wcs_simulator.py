@@ -15,6 +15,9 @@ from recovery.engine.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient
 from recovery.models import CallbackReceipt, OutboundHttpRequest, tidy_job_id
 from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

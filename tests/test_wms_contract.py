@@ -9,6 +9,9 @@ import pytest
 
 from console.replay.processes import database_url
 
+# Other connections (threads, processes, a live server) must see these tests' rows.
+pytestmark = pytest.mark.usefixtures("committed_db")
+
 CHECK = Path(__file__).resolve().parents[2] / "shared" / "checks" / "wms_contract.py"
 
 

@@ -15,7 +15,6 @@ from recovery.models import Cordon, CordonLift, ProcessHeartbeat, RecoveryCycle
 from recovery.runtime.schedule import ensure_recovery_schedule
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
 from tests.console_personas import make_user
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 PASSWORD = "cordon-browser-pw"
 
@@ -40,7 +39,7 @@ def shot(page, artifacts, name: str, viewport: str) -> None:
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_a_shift_lead_cordons_an_aisle_and_lifts_it(wms, live_server, browser, artifacts, viewport,
-                                                     audit_truncate_allowed):  # noqa: F811
+                                                     audit_truncate_allowed):
     make_user("lena", "shift lead", password=PASSWORD)
     mv = wms.move()
     aisle = aisle_of(mv.source)

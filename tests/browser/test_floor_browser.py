@@ -10,7 +10,6 @@ from playwright.sync_api import expect
 
 from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 PASSWORD = "floor-browser-pw"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
@@ -23,7 +22,7 @@ def make_stalled(built, minutes: int = 90) -> None:
 
 
 @pytest.fixture
-def floor(wms, live_server, audit_truncate_allowed):  # noqa: F811
+def floor(wms, live_server, audit_truncate_allowed):
     make_user("lena", "shift lead", password=PASSWORD)
     built = {"stalled": wms.build("healthy", job_status=3), "moving": wms.build("healthy", job_status=2),
              "later": wms.build("healthy", job_status=1), "paused": wms.build("paused", age_minutes=120)}

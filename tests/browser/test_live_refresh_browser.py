@@ -10,14 +10,13 @@ from playwright.sync_api import expect
 
 from tests.browser.strict import DESKTOP, watch
 from tests.console_personas import make_user
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 
 PASSWORD = "live-refresh-pw"
 REASON = "RECOVERY_JOB_MISSING"
 
 
 @pytest.fixture
-def floor(wms, live_server, settings, audit_truncate_allowed):  # noqa: F811
+def floor(wms, live_server, settings, audit_truncate_allowed):
     settings.CONSOLE_REFRESH_SECONDS = 1
     make_user("sven", "supervisor", password=PASSWORD)
     wms.build("paused", age_minutes=30)

@@ -9,7 +9,6 @@ from playwright.sync_api import expect
 from console.models import RepairAudit
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.models import tidy_job_id
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
 from tests.repair_support import make_user, paused
 
 REASON = "Job lost at the 02:10 restart; tray seen at its source"

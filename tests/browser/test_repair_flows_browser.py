@@ -12,7 +12,6 @@ from playwright.sync_api import expect
 from console.models import CancelProposal, RepairAudit, RepairBatch
 from recovery.engine.evidence import evidence_for_workflow
 from tests.browser.strict import VIEWPORTS, assert_fits, watch
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
 from tests.repair_support import make_user, paused, run_queued_tasks
 
 REASON = "Checked on the floor: the tray stands at its target"

@@ -12,7 +12,6 @@ from console.models import Notification, Silence, SilenceEnding
 from console.notifications.evaluate import evaluate_notifications
 from tests.browser.strict import sideways_overflow
 from tests.console_personas import make_user
-from tests.notification_support import *  # noqa: F403  (fixtures: notify_db)
 from tests.notification_support import recovery_is_fresh
 
 PASSWORD = "browser-test-pw"

@@ -13,7 +13,6 @@ from recovery.demo.warehouse import WarehouseBuilder
 from recovery.engine.cycle import run_cycle
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
 from tests.console_personas import make_user
-from tests.repair_support import audit_truncate_allowed  # noqa: F401  (fixture)
 from tests.test_analytics import pause
 
 PASSWORD = "trust-browser-pw"
@@ -27,7 +26,7 @@ BANNER = {"en": "Recovery is observing.", "zh-hans": "恢复正在观察模式�
 
 
 @pytest.fixture
-def trust(wms, live_server, audit_truncate_allowed, settings):  # noqa: F811
+def trust(wms, live_server, audit_truncate_allowed, settings):
     settings.RECOVERY_MODE = "observe"
     settings.NOTIFY_EMAIL_TO, settings.NOTIFY_WEBHOOK_URL = [], ""
     lead = make_user("lena", "shift lead", password=PASSWORD)

@@ -21,7 +21,6 @@ from console.notifications.delivery import deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from recovery.engine.cycle import run_cycle
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
-from tests.repair_support import *  # noqa: F403  (fixtures: repair_db, audit_truncate_allowed)
 from tests.visible_text import english_left
 
 PASSWORD = "zh-walk-browser-pw"
