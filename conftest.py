@@ -10,11 +10,17 @@ pytest_plugins = ["tests.console_personas", "tests.repair_support", "tests.notif
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    """The test database gets the WMS tables and procedure, as `manage.py wms_schema` makes them."""
+    """The test database gets the WMS tables and procedure, as `manage.py wms_schema` makes them,
+    and loses the rows its data migrations wrote (the roles' groups, the schedules, ...), as the
+    flush after a committed test removes them: every test starts from the same tables, whether
+    it is rolled back or committed and whichever test ran before it on its process."""
+    from django.core.management import call_command
+
     from recovery.engine.schema import apply_wms_schema
 
     with django_db_blocker.unblock():
         apply_wms_schema()
+        call_command("flush", interactive=False, verbosity=0)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -133,6 +133,7 @@ def test_sixty_bodies_of_seven_thousand_names_leave_at_most_51_labels_and_bounde
     assert all(len(names) == 50 and len(set(names)) == 50 and rest == 6950 for names, rest in receipts)
 
 
+@pytest.mark.usefixtures("committed_db")  # eight sessions of their own commit their labels
 def test_concurrent_processes_never_make_more_than_fifty_labels(wms):
     """Eight sessions register 20 new names each at once: the database keeps exactly fifty labels,
     and each session learns every label made so far."""

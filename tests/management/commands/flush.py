@@ -19,7 +19,7 @@ KEPT = frozenset({"django_migrations", "django_content_type", "auth_permission"}
 
 class Command(flush.Command):
     def handle(self, **options):
-        if options["interactive"] or options["reset_sequences"]:
+        if options["interactive"] or options.get("reset_sequences"):
             return super().handle(**options)
         connection = connections[options["database"]]
         tables = sorted(set(connection.introspection.django_table_names(only_existing=True, include_views=False))
