@@ -35,3 +35,10 @@ def pytest_sessionfinish(session, exitstatus):
 
         devdb.stop(data_dir)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The `slow` tests first: pytest-xdist hands tests out in this order, so the long ones start
+    at once on every process and the short ones fill in beside them, instead of one process
+    running a minute-long test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -48,6 +48,7 @@ def test_the_contract_names_every_field_limit_and_answer():
             "description"]}
 
 
+@pytest.mark.slow
 def test_schemathesis_finds_nothing_against_the_live_endpoints(wms, live_server, tmp_path):
     for _ in range(3):  # jobs the fuzzer may hit: the contract's examples name TDY-1-1 and TDY-2-3
         create(wms, 2)

@@ -137,6 +137,7 @@ def crawl(client, starts: list[str]) -> tuple[dict[tuple[str, str], int], list[s
 
 
 @pytest.mark.parametrize("role", ["supervisor", "operator", "shift lead"])
+@pytest.mark.slow
 def test_every_link_and_button_a_role_is_offered_is_one_it_may_use(floor, client, role):
     client.force_login(floor["users"][role])
     starts = ["/", "/paused/", "/active/", "/locks/", "/repair/audit/", "/repair/proposals/", "/handover/",

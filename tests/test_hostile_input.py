@@ -190,6 +190,7 @@ def _json_known(value: str):
 
 
 @pytest.mark.parametrize("endpoint", ["job-finish", "job-status"])
+@pytest.mark.slow
 def test_every_known_hostile_value_in_every_callback_field_is_refused_without_a_trace(floor, endpoint):
     client = floor["client"]
     valid = {"job_id": floor["active_job"], "stage": "MOVE_FINISHED", "event_id": "sweep"} if endpoint == "job-finish" \
@@ -208,6 +209,7 @@ def test_every_known_hostile_value_in_every_callback_field_is_refused_without_a_
 
 
 @pytest.mark.parametrize("endpoint", ["job-finish", "job-status"])
+@pytest.mark.slow
 def test_hostile_callbacks_never_get_a_5xx_and_a_refusal_changes_nothing_but_its_receipt(floor, endpoint):
     client = floor["client"]
     cases = {"n": 0}
@@ -278,10 +280,12 @@ def _fuzz_pages(floor, pages: dict) -> int:
     return cases["n"]
 
 
+@pytest.mark.slow
 def test_hostile_console_queries_never_get_a_5xx_and_change_nothing(floor):
     assert _fuzz_pages(floor, CONSOLE_QUERIES) >= 60 + 9 * len(KNOWN_HOSTILE)
 
 
+@pytest.mark.slow
 def test_hostile_repair_queries_never_get_a_5xx_and_change_nothing(floor):
     _fuzz_pages(floor, REPAIR_QUERIES)
 

@@ -294,6 +294,7 @@ def operator(wms, audit_truncate_allowed):
     return user
 
 
+@pytest.mark.slow
 def test_it_keeps_every_invariant_whatever_the_interleaving(operator):
     Warehouse.operator = operator
     run_state_machine_as_test(Warehouse, settings=settings(

@@ -152,6 +152,7 @@ def test_two_deliveries_at_once_recheck_each_workflow_once(repair_db, operator, 
     assert RepairAudit.objects.count() == 3
 
 
+@pytest.mark.slow
 def test_a_real_qcluster_runs_the_batch(repair_db, operator, client, settings):
     """End to end: the request enqueues, a `manage.py qcluster` process picks the task up and the
     page reaches "3 of 3 done"."""

@@ -143,6 +143,7 @@ def test_it_knows_every_scenario_by_a_stable_name():
         call_command("replay", "--scenario", "no_such_thing")
 
 
+@pytest.mark.slow
 def test_it_runs_the_short_profile_end_to_end_and_restores_the_database_exactly(wms, audit_truncate_allowed,
                                                                                    tmp_path):
     wms.build("healthy")  # some data of someone else's that must come back untouched
@@ -229,6 +230,7 @@ def test_it_exits_non_zero_and_reports_a_failed_scenario_and_still_restores(wms,
         assert cursor.fetchone()[0] == 0
 
 
+@pytest.mark.slow
 def test_observe_mode_under_the_replay_changes_no_wms_row_and_apply_then_does_what_it_observed(
         wms, audit_truncate_allowed, tmp_path):
     """The observe_mode scenario alone, with the real processes: a qcluster observing over several

@@ -200,6 +200,7 @@ def test_one_shift_lead_proposes_a_cancel_and_another_approves_it(repair_db, liv
 
 
 @pytest.mark.parametrize("viewport", VIEWPORT_NAMES)
+@pytest.mark.slow
 def test_an_operator_rechecks_a_batch(repair_db, live_server, sessions, viewport):
     make_user("olga", "operator")
     fixed = paused(repair_db, "job_missing")

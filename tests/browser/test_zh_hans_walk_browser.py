@@ -109,6 +109,7 @@ def _read(page, name: str, viewport: str, artifacts, found: dict, problems: list
 
 
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.slow
 def test_the_whole_console_speaks_chinese(browser, live_server, floor, artifacts, viewport):
     # The browser asks for English: the stored choice must still decide.
     context = browser.new_context(**VIEWPORTS[viewport], locale="en-US")
