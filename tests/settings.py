@@ -8,7 +8,8 @@ With DATABASE_URL set (for example a PostgreSQL 15 server) the tests use that se
 import os
 import tempfile
 
-if not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMBEDDED_DB"):
+STARTS_ITS_SERVER = not os.environ.get("DATABASE_URL") and not os.environ.get("TIDY_TEST_OWNS_EMBEDDED_DB")
+if STARTS_ITS_SERVER:
     os.environ.pop("EMBEDDED_DATABASE_URL", None)
     os.environ["EMBEDDED_DB_DIR"] = tempfile.mkdtemp(prefix="tidy-test-db-")
     os.environ["TIDY_TEST_OWNS_EMBEDDED_DB"] = os.environ["EMBEDDED_DB_DIR"]
@@ -22,6 +23,18 @@ if os.environ.get("DATABASE_URL"):
     os.environ.setdefault("STATIC_MANIFEST", "false")
 
 from console.settings import *  # noqa: E402,F403
+
+if STARTS_ITS_SERVER:
+    # A throw-away server need not wait for the disk: without fsync a commit, a TRUNCATE or a
+    # CREATE DATABASE costs no flush to disk, which on a busy machine took seconds. What a test
+    # asserts holds all the same: a crash of the server (the chaos and database-loss tests) loses
+    # nothing the kernel holds; only the machine's own crash would, and the folder goes anyway.
+    import psycopg  # noqa: E402
+
+    with psycopg.connect(os.environ["EMBEDDED_DATABASE_URL"], autocommit=True) as _server:
+        _server.execute("ALTER SYSTEM SET fsync = off")
+        _server.execute("ALTER SYSTEM SET full_page_writes = off")
+        _server.execute("SELECT pg_reload_conf()")
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
