@@ -15,11 +15,11 @@ from console.notifications.delivery import WEBHOOK_FIELDS, deliver_pending
 from console.notifications.evaluate import evaluate_notifications
 from console.notifications.messages import with_texts
 from recovery.engine.decisions import PAUSE_REASONS
+from tests.console.notifications.test_events import SCENARIOS
 from tests.console_personas import *  # noqa: F403  (fixtures: personas)
 from tests.console_personas import make_user
 from tests.notification_support import recovery_is_fresh
-from tests.test_configuration import _manage
-from tests.test_notifications_events import SCENARIOS
+from tests.ops.test_configuration import _manage
 from tests.visible_text import WORD, english_left
 
 ZH = {"Accept-Language": "zh-Hans"}
@@ -196,7 +196,7 @@ LIST = "http://127.0.0.1:8000/paused/?reason=RECOVERY_JOB_MISSING&aisle=A01"
 @pytest.fixture
 def one_pause(notify_db, settings):
     settings.NOTIFY_PAUSED_TOO_LONG_MINUTES = 10_000
-    settings.NOTIFY_GROUP_WAIT_SECONDS = 0  # a group's message due at once (test_notification_groups: the wait)
+    settings.NOTIFY_GROUP_WAIT_SECONDS = 0  # a group's message due at once (test_groups.py: the wait)
     recovery_is_fresh()
     return notify_db.build("paused")
 

@@ -10,8 +10,8 @@ from django.db import connection
 from console.models import RepairAudit
 from console.notes.services import note_create
 from recovery.engine.cycle import run_cycle
-from tests.test_analytics import pause
-from tests.test_languages_console_pages import assert_chinese, zh
+from tests.console.analytics.test_analytics import pause
+from tests.console.test_languages_console_pages import assert_chinese, zh
 from tests.wcs_helpers import finish
 
 

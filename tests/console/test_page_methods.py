@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("committed_db")
 WRITES = ("POST", "PUT", "DELETE", "PATCH")
 # Views that are not console pages: each keeps the method rules of its own interface.
 NOT_CONSOLE_PAGES = {
-    "metrics",  # Prometheus: GET and HEAD, its own 405 (tests/test_metrics.py)
+    "metrics",  # Prometheus: GET and HEAD, its own 405 (tests/console/operations/test_metrics.py)
     "health-live", "health-ready",  # load balancers
     "login", "logout", "set_language",  # Django's own views (a form posts to each)
     "wcs-job-finish", "wcs-job-status", "wcs-openapi",  # the WCS machine client (console/api)

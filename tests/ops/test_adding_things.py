@@ -15,7 +15,7 @@ from console.repair import registry
 from recovery.engine.decisions import RULE_SPECS
 from recovery.engine.transaction import repair as mutations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
           "ten": 10}
@@ -45,7 +45,7 @@ def _action_marks(spec) -> dict[str, list[str] | None]:
         "console/repair/registry.py": [f'code="{spec.code}"'],
         "recovery/engine/transaction/repair.py": [f"def {spec.mutation.__name__}("] if spec.mutation else None,
         "recovery/engine/wms_sql.py": [f"\n{name} = " for name in sql] if sql is not None else None,
-        "tests/test_repair_actions.py": [f'@covers("{spec.code}")'],
+        "tests/console/repair/test_actions.py": [f'@covers("{spec.code}")'],
         "console/runbook.py": [f"Correction.{spec.family.correction.name}"],
         "docs/authority-matrix.md": [f"| `{spec.code}` |"],
         "README.md": [spec.readme_row()],
@@ -57,23 +57,23 @@ def _rule_marks(rule_spec) -> dict[str, list[str]]:
     return {
         "recovery/engine/decisions.py": [f'{rule.name} = "{rule.value}"', f'{reason.name} = "{reason.value}"'],
         "console/runbook.py": [f"Reason.{reason.name}: PauseReasonRunbook("],
-        "tests/test_decisions.py": [f"Rule.{rule.name}"],
+        "tests/recovery/test_decisions.py": [f"Rule.{rule.name}"],
         "recovery/demo/warehouse.py": [f"Rule.{rule.name},"],
         "docs/authority-matrix.md": [f"| `{rule.value}` |"],
-        "tests/test_console_evidence_card.py": [f"(Rule.{rule.name}, "],
+        "tests/console/workflows/test_evidence_card.py": [f"(Rule.{rule.name}, "],
     }
 
 
 def _event_marks(spec) -> dict[str, list[str]]:
     return {
         "console/notifications/events.py": [f'"{spec.event}"'],
-        "tests/test_notifications_events.py": [spec.event],
+        "tests/console/notifications/test_events.py": [spec.event],
         "README.md": [spec.readme_row()],
     }
 
 
 # The alternative file of a list entry that names two (a four-eyes step's test).
-ALSO = {"tests/test_repair_actions.py": "tests/test_repair_four_eyes.py"}
+ALSO = {"tests/console/repair/test_actions.py": "tests/console/repair/test_four_eyes.py"}
 
 KINDS = {
     "A repair action": (registry.SPECS, lambda s: s.code, _action_marks),

@@ -14,7 +14,7 @@ from recovery.models import CallbackReceipt
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-RULES = Path(__file__).resolve().parent.parent / "deploy" / "prometheus" / "alerts.yml"
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
 RULE_TESTS = RULES.with_name("alerts.test.yml")
 PROMTOOL = shutil.which("promtool")
 

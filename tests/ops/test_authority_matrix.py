@@ -9,7 +9,7 @@ from console import roles
 from console.repair.registry import SPECS
 from recovery.engine.decisions import PAUSE_REASONS, RULE_SPECS, Action, Reason
 
-MATRIX = Path(__file__).resolve().parent.parent / "docs" / "authority-matrix.md"
+MATRIX = Path(__file__).resolve().parents[2] / "docs" / "authority-matrix.md"
 ROW = re.compile(r"^\| `([^`]+)` \|(.*)\|\s*$", re.MULTILINE)
 
 

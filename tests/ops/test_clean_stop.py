@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.test_production_config import ROOT, _environment, start_gunicorn
+from tests.ops.test_production_config import ROOT, _environment, start_gunicorn
 
 
 def _gunicorn_conf() -> dict:

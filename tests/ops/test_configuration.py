@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from console.env import env_bool, env_int, parse_database_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_env_int_names_the_variable(monkeypatch):

@@ -21,7 +21,7 @@ from tests.console_personas import make_user
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("committed_db")]  # roles are the whole server's
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
 
 

@@ -18,12 +18,12 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
-from tests.test_configuration import _manage
+from tests.ops.test_configuration import _manage
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
 PO = CATALOGUE / "django.po"
 MO = CATALOGUE / "django.mo"

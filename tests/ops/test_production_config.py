@@ -18,12 +18,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console.replay.processes import database_url, free_port
 from recovery.engine.cycle import run_cycle
-from tests.test_metrics import CONTRACT
+from tests.console.operations.test_metrics import CONTRACT
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CALLBACK_TOKEN = "production-callback-token-0123456789"
 METRICS_TOKEN = "production-metrics-token-0123456789"
 LOG_FIELDS = {"ts", "level", "logger", "message", "request_id"}

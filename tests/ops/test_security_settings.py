@@ -19,7 +19,7 @@ from console.management.demo import DemoUsersRefused, ensure_demo_users
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_SECRET = "k3-Jq9v!pX2r#L7m@Wc5zT8n$Hd4sF6g^Yb1eQ0u&Ai9oR2wE7tZ"
 TOKEN = "wcs-token-" + "7" * 20
 METRICS_TOKEN = "metrics-token-" + "8" * 20
@@ -247,7 +247,7 @@ def test_https_redirect_spares_probes_and_honours_the_proxy_header(client):
 # Inline script or style, on*= handlers, and what htmx would evaluate (a trigger filter in [...],
 # hx-on, js: values): all refused by the Content Security Policy. The one exception is a <style>
 # block carrying the response's own nonce, which its view adds to style-src for that response only
-# (the case file, a document that must read the same saved or printed: tests/test_casefile.py checks
+# (the case file, a document that must read the same saved or printed: tests/console/casefile/test_casefile.py checks
 # the nonce against the header).
 INLINE = re.compile(r"<script(?![^>]*\ssrc=)[^>]*>|<style\b(?!\s+nonce=\"\{\{ request\.csp_nonce \}\}\">)|\sstyle=|"
                     r"\son[a-z]+\s*=|hx-trigger=\"[^\"]*\[|\shx-on|\"\s*js:|\"\s*javascript:", re.IGNORECASE)

@@ -1,7 +1,7 @@
 """The stateful property test's invariants with truly concurrent actors: WCS callbacks over HTTP,
 recovery cycles, WMS-local damage and operator repairs run at the same time, each in its own
 thread with its own database connection, on a small warehouse. PostgreSQL's row locks, not the
-order of steps, decide who goes first; afterwards every invariant of tests/test_properties.py
+order of steps, decide who goes first; afterwards every invariant of tests/recovery/test_properties.py
 holds and nothing answered 5xx except the documented 503 "busy, retry"."""
 
 import json
@@ -22,7 +22,7 @@ from console.roles import OPERATOR
 from recovery.demo.warehouse import WarehouseBuilder
 from recovery.engine.cycle import run_cycle
 from recovery.engine.evidence import evidence_for_workflow
-from tests.test_properties import Warehouse
+from tests.recovery.test_properties import Warehouse
 from tests.wcs_helpers import TOKEN
 
 # Other connections (threads, processes, a live server) must see these tests' rows.

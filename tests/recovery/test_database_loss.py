@@ -22,7 +22,7 @@ from recovery.errors import database_unreachable
 from recovery.models import RecoveryCycle
 from recovery.runtime.lease import connect_direct
 from recovery.runtime.tasks import retry_delays
-from tests.test_recovery_shards import _start_runner, _wait_for
+from tests.recovery.test_shards import _start_runner, _wait_for
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = [pytest.mark.serial, pytest.mark.usefixtures("committed_db")]  # it crash-restarts the server
@@ -155,7 +155,7 @@ def test_after_a_crash_restart_of_the_database_the_next_successful_cycle_comes_w
 
 def test_a_runner_whose_database_never_comes_back_hands_over_to_the_schedule_at_the_end_of_its_life(
         transactional_db, caplog):
-    from tests.test_lease_outage import closed_port, database_at
+    from tests.recovery.test_lease_outage import closed_port, database_at
 
     with database_at("127.0.0.1", closed_port()):
         started = time.monotonic()

@@ -20,7 +20,7 @@ from recovery.logs import logcontext
 from recovery.logs.logcontext import NonBlockingHandler, dropped_log_records
 from recovery.logs.logdrops import record_log_drops
 from recovery.models import LogDrops, RecoveryCycle, RecoveryDecision
-from tests.test_recovery_shards import ROOT, _wait_for
+from tests.recovery.test_shards import ROOT, _wait_for
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")

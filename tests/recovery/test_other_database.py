@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from console.replay.processes import database_url
 from recovery.runtime.lease import RUNNER_PRESENCE_KEY, live_runners, shard_lease_key
-from tests.test_recovery_shards import ROOT, _start_runner, _wait_for
+from tests.recovery.test_shards import ROOT, _start_runner, _wait_for
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")

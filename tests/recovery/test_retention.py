@@ -8,7 +8,7 @@ from django_q.models import Schedule
 
 from recovery.models import CallbackReceipt, RecoveryCycle
 from recovery.runtime.retention import SCHEDULE_NAME, TASK_FUNC, ensure_retention_schedule, journal_retention_run
-from tests.test_configuration import _manage
+from tests.ops.test_configuration import _manage
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")

@@ -10,7 +10,7 @@ import pytest
 from recovery.demo.warehouse import BulkSeeder
 from recovery.models import RecoveryCycle
 from recovery.runtime.tasks import StopRequest
-from tests.test_recovery_shards import _start_runner, _wait_for
+from tests.recovery.test_shards import _start_runner, _wait_for
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")

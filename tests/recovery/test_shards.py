@@ -25,7 +25,7 @@ from recovery.runtime.tasks import run_recovery_runner
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHARDS = 3
 INTERVAL = 2.0
 

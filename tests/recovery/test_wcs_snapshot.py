@@ -104,7 +104,7 @@ def test_it_journals_every_request_whatever_the_answer():
 
 # --- no task-state client anywhere (docs/architecture.md §4) -------------------------------------------------
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HTTP_CLIENT_IMPORT = re.compile(
     r"^\s*(import|from)\s+(urllib\.request|http\.client|requests|httpx|aiohttp|urllib3)\b", re.MULTILINE)
 

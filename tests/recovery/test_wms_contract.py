@@ -12,7 +12,7 @@ from console.replay.processes import database_url
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-CHECK = Path(__file__).resolve().parents[2] / "shared" / "checks" / "wms_contract.py"
+CHECK = Path(__file__).resolve().parents[3] / "shared" / "checks" / "wms_contract.py"
 
 
 @pytest.mark.skipif(not CHECK.exists(), reason=f"contract check not found at {CHECK}")

@@ -194,7 +194,7 @@ def test_it_answers_401_without_a_valid_token_and_only_counts_it(wms, client, he
     assert resp.status_code == 401
     assert resp["WWW-Authenticate"].startswith("Bearer")
     assert diff(before, snapshot()) == {}
-    # Counted for operations, nothing of the body kept (tests/test_callback_refusals.py).
+    # Counted for operations, nothing of the body kept (tests/recovery/callbacks/test_refusals.py).
     assert list(CallbackReceipt.objects.values_list("outcome", "request_count", "job_id", "payload")) == [
         ("UNAUTHORIZED", 1, "", None)]
 

@@ -128,5 +128,5 @@ def test_it_answers_401_and_405(wms, client):
     assert post(client, "job-status", body, token=None).status_code == 401
     assert client.get("/api/wcs/job-status", HTTP_AUTHORIZATION="Bearer dev-wcs-token").status_code == 405
     assert diff(before, snapshot()) == {}
-    # The two 401s are counted in one row (tests/test_callback_refusals.py); the 405 is not a receipt.
+    # The two 401s are counted in one row (tests/recovery/callbacks/test_refusals.py); the 405 is not a receipt.
     assert list(CallbackReceipt.objects.values_list("outcome", "request_count")) == [("UNAUTHORIZED", 2)]

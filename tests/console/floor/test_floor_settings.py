@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from console.env import env_int, env_times
-from tests.test_configuration import _manage
+from tests.ops.test_configuration import _manage
 
 
 def test_shift_starts_are_read_sorted_and_deduplicated(monkeypatch):

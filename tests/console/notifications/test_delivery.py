@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("committed_db")
 @pytest.fixture(autouse=True)
 def no_group_wait(settings):
     """These tests are about delivery: a group's first message is due at once here
-    (tests/test_notification_groups.py tests the wait)."""
+    (tests/console/notifications/test_groups.py tests the wait)."""
     settings.NOTIFY_GROUP_WAIT_SECONDS = 0
 
 
@@ -286,7 +286,7 @@ def test_a_delivery_that_raises_is_a_failed_attempt_with_backoff_and_the_run_goe
     bad.refresh_from_db()
     assert (bad.attempts, bad.next_attempt_at) == (2, t0 + timedelta(seconds=90))
 
-    from tests.test_metrics import scrape, value
+    from tests.console.operations.test_metrics import scrape, value
 
     samples = scrape(client)
     assert value(samples, "tidy_notification_deliveries_total", channel="email", outcome="failed") == 2

@@ -166,7 +166,7 @@ def test_an_unacknowledged_group_escalates_once(quiet, settings):
 
 
 def test_stalled_workflows_group_by_job_status_and_aisle(quiet):
-    from tests.test_notifications_events import age_job
+    from tests.console.notifications.test_events import age_job
 
     in_aisle(quiet, 4)
     built = [quiet.build("healthy") for _ in range(3)]
@@ -236,7 +236,7 @@ def test_the_demo_shows_a_grouped_notification(notify_db, settings):
 
 def test_a_groups_acknowledgement_counts_under_its_aisle_in_the_analytics(quiet):
     from console.analytics.selectors import analytics
-    from tests.test_analytics import stat
+    from tests.console.analytics.test_analytics import stat
 
     pause(quiet, 3, aisle_no=3)
     t0 = timezone.now()

@@ -17,7 +17,7 @@ from console.notifications.events import EVENTS, SPECS, Event
 from console.notifications.forms import NotificationFilterForm
 from console.notifications.selectors import open_notification_counts
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PO = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 EVENT_CODE = re.compile(r"^[a-z][a-z_]{2,31}$")
 

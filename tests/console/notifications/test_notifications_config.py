@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.test_configuration import _manage
+from tests.ops.test_configuration import _manage
 
 
 @pytest.mark.parametrize("env,name", [

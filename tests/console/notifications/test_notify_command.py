@@ -16,7 +16,7 @@ from tests.notification_support import WebhookReceiver, free_port, recovery_is_f
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _test_database_url() -> str:
@@ -84,7 +84,7 @@ def test_without_once_it_says_how_and_does_nothing(notify_db):
 
 @pytest.mark.parametrize("value", ["soon", "-1", "3601"])
 def test_a_bad_group_wait_stops_the_program_naming_it(value):
-    from tests.test_configuration import _manage
+    from tests.ops.test_configuration import _manage
 
     result = _manage("check", SECRET_KEY="x", DATABASE_URL="postgresql://localhost/tidy", WCS_CALLBACK_TOKEN="t" * 24,
                      NOTIFY_GROUP_WAIT_SECONDS=value)

@@ -248,7 +248,7 @@ def test_the_handover_lists_the_silences_in_force_in_the_shift(client, personas,
 
 
 def test_the_silence_page_speaks_chinese(client, personas, floor):
-    from tests.test_languages_notifications import format_filter_words
+    from tests.console.test_languages_notifications import format_filter_words
     from tests.visible_text import english_left
 
     s = silence(personas["shiftlead"])

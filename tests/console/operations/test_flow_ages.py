@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from console.readers.flow import active_job_ages, completed_job_durations
-from tests.test_languages_floor_pages import EN, chinese, left_on, page
-from tests.test_metrics import scrape, value
+from tests.console.operations.test_metrics import scrape, value
+from tests.console.test_languages_floor_pages import EN, chinese, left_on, page
 from tests.wcs_helpers import rows
 
 CELL = re.compile(r'<td data-label="([^"]*)"(?: data-seconds="(\d+)")?>([^<]*)</td>')

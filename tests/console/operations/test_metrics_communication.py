@@ -15,9 +15,9 @@ from console.notifications.evaluate import evaluate_notifications
 from recovery.engine.wcs import WcsSnapshotUnavailable, WcsVehicleSnapshotClient, http_request
 from recovery.models import CallbackReceipt, OutboundHttpRequest
 from recovery.runtime.retention import journal_retention_run
+from tests.console.operations.test_metrics import scrape, value
 from tests.notification_support import *  # noqa: F403  (fixtures)
 from tests.notification_support import recovery_is_fresh
-from tests.test_metrics import scrape, value
 from tests.wcs_helpers import answer, local_http_server, post, rows, status
 
 # Other connections (threads, processes, a live server) must see these tests' rows.

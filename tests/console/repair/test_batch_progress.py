@@ -30,7 +30,7 @@ from tests.wms_state import diff, snapshot
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 REASON = "Jobs restored from the WMS backup at 03:00"
 
 

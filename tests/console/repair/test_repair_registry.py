@@ -19,7 +19,7 @@ from console.repair.rules import RepairRequest
 from console.runbook import CATALOG, Correction
 from recovery.engine.decisions import Reason
 from recovery.engine.transaction import repair as m
-from tests import test_repair_actions, test_repair_four_eyes
+from tests.console.repair import test_actions, test_four_eyes
 
 # The one action that changes nothing in the WMS: rejecting a proposal.
 CHANGES_NOTHING = {"CANCEL_REJECT"}
@@ -40,7 +40,7 @@ def english(text) -> str:
 def covered_actions() -> set[str]:
     """The actions whose applied path a test covers (tests.repair_support.covers)."""
     found = set()
-    for module in (test_repair_actions, test_repair_four_eyes):
+    for module in (test_actions, test_four_eyes):
         for name, test in vars(module).items():
             if name.startswith("test_") and callable(test):
                 found |= set(getattr(test, "repair_actions", ()))
@@ -150,7 +150,7 @@ def test_each_action_says_whether_it_resolves_a_pause():
 
 
 def test_the_readme_table_is_the_specs_rows():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"^\| `[A-Z_]+` \|", line) and line.count("|") == 5]
     assert [spec.readme_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in registry.BY_CODE], (
         "the README's repair-action table differs from the specs: copy each spec's readme_row()")

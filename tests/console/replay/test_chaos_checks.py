@@ -1,5 +1,5 @@
 """The chaos run's checks (console/replay/chaos.py) find each broken invariant, and its command
-refuses what it must not do; the run itself is tests/test_chaos.py."""
+refuses what it must not do; the run itself is tests/console/replay/test_chaos.py."""
 
 import pytest
 from django.core.management import CommandError, call_command

@@ -18,7 +18,7 @@ from tests.wcs_helpers import TOKEN, create, rows, stock_locations
 # Other connections (threads, processes, a live server) must see these tests' rows.
 pytestmark = pytest.mark.usefixtures("committed_db")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class FakeClock:

@@ -15,7 +15,7 @@ from recovery.engine.decisions import PAUSE_REASONS, RULE_SPECS, Action, Decisio
 from recovery.engine.evidence import evidence_for_workflow
 from recovery.management.commands.wms_demo import DEMO_MIX
 
-PO = Path(__file__).resolve().parent.parent / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+PO = Path(__file__).resolve().parents[3] / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 
 
 def test_every_rule_has_exactly_one_spec_in_precedence_order():

@@ -1,5 +1,5 @@
 """finish_under_lock and finish_of_completed_step: jobFinish under the workflow row lock, called
-directly (the frame around them is tested in test_callbacks_frame.py)."""
+directly (the frame around them is tested in test_frame.py)."""
 
 from recovery.engine.callbacks import JobFinishRequest, finish_of_completed_step, finish_under_lock
 from recovery.models import tidy_job_id

@@ -8,7 +8,7 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.test_production_config import CALLBACK_TOKEN, METRICS_TOKEN, production  # noqa: F401  (fixture)
+from tests.ops.test_production_config import CALLBACK_TOKEN, METRICS_TOKEN, production  # noqa: F401  (fixture)
 from tests.wcs_helpers import create, stock_locations
 
 # Other connections (threads, processes, a live server) must see these tests' rows.

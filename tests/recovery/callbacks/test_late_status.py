@@ -16,12 +16,12 @@ from console.roles import OPERATOR
 from console.simulator.wcs import Faults, WcsSimulator, run_forever
 from recovery.engine.cycle import run_cycle
 from recovery.models import CallbackReceipt, tidy_job_id
+from tests.console.operations.test_metrics import scrape
 from tests.console_personas import make_user
-from tests.test_metrics import scrape
 from tests.wcs_helpers import TOKEN, create, finish, rows, status
 from tests.wms_state import diff, snapshot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def refusal_outcomes() -> re.Pattern:

@@ -15,7 +15,7 @@ from console.api import unknown_fields
 from recovery.engine.callback_fields import field_labels_register, unknown_fields_count
 from recovery.models import CallbackFieldLabel, CallbackFieldTotal, CallbackReceipt
 from recovery.runtime.retention import journal_fold
-from tests.test_metrics import scrape, value
+from tests.console.operations.test_metrics import scrape, value
 from tests.wcs_helpers import TOKEN, create, finish, status
 from tests.wms_state import snapshot
 
