@@ -376,7 +376,7 @@ def wsgi_post(application, path: str, body: bytes, token: str) -> tuple[int, byt
 
 
 def count_trips(application, token: str, lo: int, hi: int) -> dict[str, str]:
-    """The round trips of each kind, counted on workflows lo..hi as tests/test_callbacks_one_trip.py
+    """The round trips of each kind, counted on workflows lo..hi as tests/recovery/callbacks/test_one_trip.py
     counts them: each run_pipelined batch (its statement count) and each statement Django's
     cursors send; the commit of a locked path comes on top."""
     from django.db import connection

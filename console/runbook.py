@@ -24,7 +24,7 @@ class Correction(StrEnum):
     """The runbook's corrections, by value: the families of the repair actions (both reconciles
     are one correction, the three cancel steps another). Each one's label, effect and role are
     declared with the actions, in console.repair.registry (a higher layer than the runbook), and
-    tests/test_repair_registry.py checks the two agree."""
+    tests/console/repair/test_repair_registry.py checks the two agree."""
 
     RECHECK = "recheck"
     REISSUE = "reissue"

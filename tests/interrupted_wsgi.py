@@ -1,5 +1,5 @@
 """A WSGI application whose import is interrupted by Ctrl-C at the worst place, for
-tests/test_clean_stop.py: inside a class body's __set_name__, where Python 3.11 turns an exception
+tests/ops/test_clean_stop.py: inside a class body's __set_name__, where Python 3.11 turns an exception
 raised by a signal handler (gunicorn's SystemExit) into a RuntimeError, which gunicorn took for a
 failed boot."""
 

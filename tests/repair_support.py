@@ -64,9 +64,9 @@ def shiftlead2(repair_db):
 
 
 def covers(*actions: str):
-    """Marks a test as the applied path of these repair actions: tests/test_repair_registry.py
-    fails for an action of the registry that no test of test_repair_actions.py or
-    test_repair_four_eyes.py covers."""
+    """Marks a test as the applied path of these repair actions: tests/console/repair/test_repair_registry.py
+    fails for an action of the registry that no test of test_actions.py or
+    test_four_eyes.py covers."""
 
     def mark(test):
         test.repair_actions = frozenset(getattr(test, "repair_actions", ())) | frozenset(actions)

@@ -1,4 +1,4 @@
-"""A WSGI application whose answer takes 1.5 s, for tests/test_clean_stop.py: a request in flight
+"""A WSGI application whose answer takes 1.5 s, for tests/ops/test_clean_stop.py: a request in flight
 while gunicorn is told to stop."""
 
 import time

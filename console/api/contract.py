@@ -1,7 +1,7 @@
 """GET /api/wcs/openapi.json: the WCS API contract, served from docs/wcs-api.openapi.json as is.
 
 No sign-in: it is what a WCS vendor integrates against and holds no data. The file is the one
-source; tests/test_api_contract.py checks that the served document equals it, that it is valid
+source; tests/console/api/test_contract.py checks that the served document equals it, that it is valid
 OpenAPI 3 and that the live endpoints honour it."""
 
 from functools import cache

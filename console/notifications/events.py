@@ -6,7 +6,7 @@ language from the values a notification keeps), the reader of its causes (a func
 returning `Cause`s with a stable dedup key), the setting of its threshold if it has one, whether
 its notifications group, and the two cells of the README's event table. The evaluator, the
 texts, the event filter, the metrics' `event` labels, the thresholds page and the README table
-all read `SPECS`; `tests/test_notification_registry.py` says what an incomplete spec lacks.
+all read `SPECS`; `tests/console/notifications/test_notification_registry.py` says what an incomplete spec lacks.
 """
 
 from collections.abc import Callable

@@ -129,7 +129,7 @@ class ActionSpec:
         return [c for c in self.reason_codes if c.allows(pause_reason)]
 
     def readme_row(self) -> str:
-        """Its row of the README's repair-action table (tests/test_repair_registry.py compares them)."""
+        """Its row of the README's repair-action table (tests/console/repair/test_repair_registry.py compares them)."""
         with translation.override("en"):
             label = str(self.label)
         return f"| `{self.code}` | {label} | {self.offered_when} | {self.does} |"

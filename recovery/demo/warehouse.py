@@ -5,7 +5,7 @@ here, so "a workflow whose job is missing" means the same rows everywhere. Every
 written with named SQL (recovery/demo/sql.py, BUILDER_*) and explicit values, as the WMS itself would have left it.
 
 `CASES` names the kinds of workflow it writes and the decision-table rule each one hits; the
-demo loads every kind, and tests/test_rule_registry.py checks that every rule has one.
+demo loads every kind, and tests/console/workflows/test_rule_registry.py checks that every rule has one.
 """
 
 import itertools

@@ -386,7 +386,7 @@ def callback_target_and_evidence() -> str:
     CALLBACK_TARGET_COLUMNS columns), then the workflow's evidence (evidence_for_one_workflow's
     columns; NULL when the workflow is absent). Both parts read one snapshot, taken after the lock
     was granted (the two statements took one each, both after it). The evidence is a MATERIALIZED
-    CTE so it keeps the plan it has alone (tests/test_callback_evidence_read.py); the statement is
+    CTE so it keeps the plan it has alone (tests/recovery/callbacks/test_evidence_read.py); the statement is
     compacted to fit psycopg's parse cache, as the evidence projection is."""
     return _compact(f"""
 WITH e AS MATERIALIZED (

@@ -12,7 +12,7 @@
 --   - the finish archive is probed for its newest row, and its rows counted only when it has one
 --     (no window over every workflow);
 --   - active TDY- jobs are counted only when every step is COMPLETED (the one rule needing them).
--- tests/test_evidence_classification.py holds these columns to the full evidence, and decide()
+-- tests/recovery/test_evidence_classification.py holds these columns to the full evidence, and decide()
 -- to the same decision, for every decision case.
 WITH active AS NOT MATERIALIZED (
     SELECT aw.workflow_id, aw.status

@@ -12,8 +12,8 @@ from console.models import UserLanguage
 from recovery.demo.warehouse import WarehouseBuilder
 from recovery.engine.cycle import run_cycle
 from tests.browser.strict import VIEWPORTS, sideways_overflow, watch
+from tests.console.analytics.test_analytics import pause
 from tests.console_personas import make_user
-from tests.test_analytics import pause
 
 PASSWORD = "trust-browser-pw"
 HEADINGS = {
