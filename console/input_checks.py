@@ -55,7 +55,7 @@ _UNSAFE_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udf
 # overrides U+202A-U+202E, isolates U+2066-U+2069, the marks U+200E, U+200F and U+061C).
 LINE_OR_BIDI = re.compile("[\n\r\x85\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 # What a stored excerpt of refused input shows escaped: both of the above.
-_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_ESCAPED = re.compile(f"{_UNSAFE.pattern}|{LINE_OR_BIDI.pattern}")
 
 
 class Sentence:

@@ -80,8 +80,8 @@ def audit_rows_flushable(request):
         request.getfixturevalue("transactional_db")  # set up first, so its flush runs after this teardown
     yield
     if transactional:
-        from django.db import connection
+        from tests.repair_support import ALLOW_AUDIT_TRUNCATE
 
         connection.ensure_connection()
         with connection.cursor() as cursor:
-            cursor.execute("SET tidy.audit_truncate_allowed = 'on'")
+            cursor.execute(ALLOW_AUDIT_TRUNCATE)

@@ -1,8 +1,9 @@
 """Fixtures and helpers shared by the repair and audit tests (import them into a test module).
 
 The audit table refuses TRUNCATE while it holds rows (migration console 0002). The test
-database is emptied with TRUNCATE after every transactional test, so `audit_truncate_allowed`
-sets the one session switch the trigger honours, right before that flush.
+database is emptied with TRUNCATE after every committed test; the autouse fixture
+`audit_rows_flushable` (tests/conftest.py) sets the one session switch the trigger honours right
+before that flush, for every such test.
 """
 
 import uuid
@@ -24,10 +25,8 @@ AUDIT_ROWS = "SELECT * FROM console_repairaudit ORDER BY id"
 
 @pytest.fixture
 def audit_truncate_allowed(db):
-    yield
-    connection.ensure_connection()
-    with connection.cursor() as cursor:
-        cursor.execute(ALLOW_AUDIT_TRUNCATE)
+    """A database whose audit rows may be written: a rolled-back test's go with its transaction,
+    and `audit_rows_flushable` lets a committed test's be flushed."""
 
 
 @pytest.fixture
