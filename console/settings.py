@@ -63,7 +63,7 @@ RECOVERY_CYCLE_MAX_SECONDS = env_int("RECOVERY_CYCLE_MAX_SECONDS", 5, minimum=1,
 RECOVERY_APPLY_WORKERS = env_int("RECOVERY_APPLY_WORKERS", 4, minimum=1, maximum=16)
 
 # Development secrets exist only on the embedded database; DEBUG never picks a secret
-# (README, "Security").
+# (docs/operations.md, "Security").
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not EMBEDDED_DATABASE:
@@ -72,7 +72,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
-# --- security (README, "Security") --------------------------------------------
+# --- security (docs/operations.md, "Security") --------------------------------------------
 # Secure by default whenever the database is configured; each setting has its own variable.
 # The embedded (development) database is served over plain http on a developer's machine.
 SECURE_BY_DEFAULT = not EMBEDDED_DATABASE
@@ -197,7 +197,7 @@ NOTES_PER_USER_PER_HOUR = env_int("NOTES_PER_USER_PER_HOUR", 60, minimum=1, maxi
 CORDONS_PER_USER_PER_HOUR = env_int("CORDONS_PER_USER_PER_HOUR", 30, minimum=1, maximum=10_000)
 SILENCES_PER_USER_PER_HOUR = env_int("SILENCES_PER_USER_PER_HOUR", 30, minimum=1, maximum=10_000)
 
-# --- notifications (console/notifications; README "Notifications") -------------------------
+# --- notifications (console/notifications; docs/user-guide.md "Notifications") -------------------------
 # An unacknowledged notification escalates to shift leads after this long.
 ESCALATE_AFTER_MINUTES = env_int("ESCALATE_AFTER_MINUTES", 30, minimum=1)
 NOTIFY_EMAIL_TO = env_list("NOTIFY_EMAIL_TO", [])
@@ -245,7 +245,7 @@ USE_I18N = True
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", choices=[code for code, _ in LANGUAGES])
 # The language of what leaves the building: notification e-mails and the webhook's text fields
-# (README "Notifications"). Its codes, keys and ids are the same in every language.
+# (docs/user-guide.md "Notifications"). Its codes, keys and ids are the same in every language.
 NOTIFY_LANGUAGE = env_choice("NOTIFY_LANGUAGE", LANGUAGE_CODE, choices=[code for code, _ in LANGUAGES])
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
@@ -347,7 +347,7 @@ Q_CLUSTER = {
     "label": "Task queue",
 }
 
-# --- operations: health, metrics, logs, cache, retention (README "Operations") ---
+# --- operations: health, metrics, logs, cache, retention (docs/operations.md "Monitoring") ---
 # /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>` when it is set. On a
 # configured database it stays closed (401) until one is set, and a token that is set must be
 # long enough (checked at the end of this file); the embedded development database leaves it open.
@@ -376,7 +376,7 @@ if LOG_FORMAT == "json":
 
     _logging.captureWarnings(True)  # a Python warning becomes a JSON line, not plain stderr text
 
-# --- refusals that need every value above (README "Security") ---------------------------------
+# --- refusals that need every value above (docs/operations.md "Security") ---------------------------------
 # Last, so a plain bad value is named first. A configured database is production until someone
 # says otherwise: /metrics shows the warehouse's state to whoever asks, so it needs a token, and
 # the DEBUG page shows code, settings and request data to whoever triggers an error.

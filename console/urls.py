@@ -18,7 +18,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
-    # The language menu posts to Django's set_language view (README "Languages").
+    # The language menu posts to Django's set_language view (docs/user-guide.md "Languages").
     path("i18n/", include("django.conf.urls.i18n")),
     # The WCS machine client (callbacks), owned by console/api/urls.py.
     path("api/wcs/", include("console.api.urls")),

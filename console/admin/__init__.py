@@ -1,4 +1,4 @@
-"""The console's tables in Django admin, read-only, and the admin rules (README, "Security"):
+"""The console's tables in Django admin, read-only, and the admin rules (docs/operations.md, "Security"):
 the admin site admits superusers only (console.admin_site.ConsoleAdminSite), django-q2's
 schedules cannot be edited, and every change of a user's groups and of its superuser, staff and
 active flags is recorded."""

@@ -1,7 +1,7 @@
 """Reads for the floor pages: active and stalled workflows, search in every status, the shift
 handover. Plain functions with keyword-only arguments; results as dataclasses.
 
-Stalled is a derived flag (README, "Active and stalled workflows"): an ACTIVE workflow whose current
+Stalled is a derived flag (docs/user-guide.md, "Active and stalled workflows"): an ACTIVE workflow whose current
 step's job, at status 1, 2 or 3, has not changed for STALLED_AFTER_MINUTES. The decision table
 still leaves such a workflow alone; these pages only make it visible.
 """

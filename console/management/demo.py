@@ -1,6 +1,6 @@
 """Demo sign-ins, one per role, for the embedded demo database only.
 
-Their passwords are published (README), so they are never created on a configured database:
+Their passwords are published (README.md), so they are never created on a configured database:
 two known shift-lead accounts would defeat four eyes there.
 """
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 # TRUNCATE while they hold rows, in the database itself. The TRUNCATE switch the test suite uses
 # to empty its throw-away database (SET tidy.audit_truncate_allowed = 'on') now counts only for a
 # superuser or a member of the role tidy_audit_test: the runtime role cannot use it
-# (README, "Security": database roles).
+# (docs/operations.md, "Security": database roles).
 APPEND_ONLY_SQL = """
 CREATE FUNCTION console_audit_truncate_allowed() RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$

@@ -4,8 +4,8 @@ An `EventSpec` is everything about one event: its code, label and severity, its 
 body (message ids with `%(name)s` values, marked with `gettext_noop`, rendered in the reader's
 language from the values a notification keeps), the reader of its causes (a function of `now`
 returning `Cause`s with a stable dedup key), the setting of its threshold if it has one, whether
-its notifications group, and the two cells of the README's event table. The evaluator, the
-texts, the event filter, the metrics' `event` labels, the thresholds page and the README table
+its notifications group, and the two cells of the user guide's event table. The evaluator, the
+texts, the event filter, the metrics' `event` labels, the thresholds page and the user guide's table
 all read `SPECS`; `tests/console/notifications/test_notification_registry.py` says what an incomplete spec lacks.
 """
 
@@ -60,7 +60,7 @@ class EventSpec:
     subject: str  # message id with values
     body: str  # message id with values
     causes: Callable[[datetime], list[Cause]]
-    opens_when: str  # the README table's cells (English, Markdown)
+    opens_when: str  # the user guide's table's cells (English, Markdown)
     resolves_when: str
     threshold_setting: str | None = None
     # Grouping events are one notification per event, reason and aisle while it is open (§12);
@@ -102,7 +102,7 @@ class EventSpec:
     def threshold(self) -> int | None:
         return getattr(settings, self.threshold_setting) if self.threshold_setting else None
 
-    def readme_row(self) -> str:
+    def guide_row(self) -> str:
         return f"| `{self.event}` | {self.opens_when} | {self.resolves_when} | {self.severity} |"
 
 

@@ -10,7 +10,7 @@ urlpatterns = [
     path("recovery/preview/", views.preview_page, name="recovery-preview"),
     path("recovery/processes/", views.processes_page, name="recovery-processes"),
     path("flow/", views.flow_page, name="flow-health"),
-    # Probes and the Prometheus scrape: no sign-in (README "Operations").
+    # Probes and the Prometheus scrape: no sign-in (docs/operations.md "Monitoring").
     path("health/live", health.live, name="health-live"),
     path("health/ready", health.ready, name="health-ready"),
     path("metrics", metrics.metrics, name="metrics"),

@@ -1,4 +1,4 @@
-"""The rack map: cargo spaces as a grid per aisle (README, "Rack map").
+"""The rack map: cargo spaces as a grid per aisle (docs/user-guide.md, "Rack map").
 
 Space codes are split by SPACE_CODE_PATTERN into aisle, level and position; codes that do not
 match are kept in `RackMap.unmatched` and listed beside the map, never dropped. The whole map

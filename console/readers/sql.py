@@ -142,7 +142,7 @@ UNION ALL
 # A workflow's current step is its first unfinished one (lowest step_no); its job is
 # TDY-<workflow>-<step> in mydo_job. Stalled: the workflow is ACTIVE and that job, at status
 # 1, 2 or 3, has not changed (mydo_job.updated_at) since %(stalled_before)s (now minus
-# STALLED_AFTER_MINUTES). A derived flag, never stored (README, "Active and stalled workflows").
+# STALLED_AFTER_MINUTES). A derived flag, never stored (docs/user-guide.md, "Active and stalled workflows").
 CURRENT_STEP_AND_JOB = f"""
 LEFT JOIN LATERAL (
     SELECT st.step_id, st.step_no, st.status, st.tray_code, st.cargo_space_id, st.target_cargo_space_id

@@ -1,4 +1,4 @@
-"""Stalled workflows (README, "Active and stalled workflows"): an ACTIVE workflow whose current
+"""Stalled workflows (docs/user-guide.md, "Active and stalled workflows"): an ACTIVE workflow whose current
 step's job, at status 1, 2 or 3, has not changed for STALLED_AFTER_MINUTES. A derived flag: the
 decision table still leaves such a workflow alone; the pages, metrics and notifications show it."""
 

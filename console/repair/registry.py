@@ -6,11 +6,11 @@ to (its family: label, effect, role text); who may take it; whether the workflow
 it; what it asks for besides the reason code and the written reason (the codes scanned on the
 floor, and when); its preconditions on the evidence; its mutation in
 recovery.engine.transaction.repair; whether applying it resolves a pause; the operator reason codes it
-allows, per pause reason; the refusals it audits in its own words; and its README row. Everything
-else derives from the specs: the offers, the routing by slug, the mutations, the labels,
-`permitted`, the form's fields, the labels, effects and roles of the runbook's corrections
+allows, per pause reason; the refusals it audits in its own words; and its row in the user guide
+(docs/user-guide.md). Everything else derives from the specs: the offers, the routing by slug, the
+mutations, the labels, `permitted`, the form's fields, the labels, effects and roles of the runbook's corrections
 (console.runbook names them by value), the actions the observe-mode agreement and the analytics'
-time to resolve count as ending a pause (`resolving_actions`), and the README's table.
+time to resolve count as ending a pause (`resolving_actions`), and the user guide's table.
 
 The preconditions and scan checks are pure on a RepairContext, so the panel's offers, the
 preview and the apply-once frame ask the very same questions.
@@ -121,15 +121,16 @@ class ActionSpec:
     # The refusals it audits in its own words.
     forbidden: str = t.FORBIDDEN
     stale: str = t.STALE_APPLIED
-    # The README table's cells (English, Markdown): when it is offered, what it does.
+    # The user guide's table's cells (English, Markdown): when it is offered, what it does.
     offered_when: str = ""
     does: str = ""
 
     def codes_for(self, pause_reason: str | None) -> list[ReasonCode]:
         return [c for c in self.reason_codes if c.allows(pause_reason)]
 
-    def readme_row(self) -> str:
-        """Its row of the README's repair-action table (tests/console/repair/test_repair_registry.py compares them)."""
+    def guide_row(self) -> str:
+        """Its row of the user guide's repair-action table (tests/console/repair/test_repair_registry.py
+        compares them)."""
         with translation.override("en"):
             label = str(self.label)
         return f"| `{self.code}` | {label} | {self.offered_when} | {self.does} |"

@@ -246,7 +246,7 @@ def missing_local_job(ctx: ScenarioContext) -> None:
     ctx.observe(f"restart paused the workflow with {JOB_MISSING}; locks retained through later cycles")
 
 
-# --- load identity (docs/architecture.md §8 "Load identity and delivery point") -------------------
+# --- load identity (docs/architecture.md §8, "The WCS boundary": load identity) -------------------
 
 WCS_MISMATCH = SPEC_BY_RULE[Rule.WCS_REPORT_MISMATCH]
 

@@ -4,7 +4,7 @@ Django's own filter hides settings and request headers whose names look secret (
 PASS, ...). A URL with credentials in it does not look secret by name: `DATABASE_URL` holds the
 database password, a webhook URL often holds its receiver's token. This filter hides those too,
 as settings and as environment values in the request's META (the development server copies the
-environment there). README "Security".
+environment there). docs/operations.md "Security".
 """
 
 import re

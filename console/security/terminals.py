@@ -12,7 +12,7 @@ A terminal on the floor is used by one person after another. So:
   signed out like any other. The end moves at most once a minute, which keeps a session row from
   being written on every request.
 
-README "Security".
+docs/operations.md "Security".
 """
 
 import time

@@ -1,4 +1,4 @@
--- Database roles of the Tidy Recovery Console (README "Security", database roles).
+-- Database roles of the Tidy Recovery Console (docs/operations.md "Security", database roles).
 --
 -- Two roles: the OWNER runs migrations and owns the console's (Django's) tables; the RUNTIME
 -- role runs the web console and the qcluster. The runtime role reads and writes what it needs

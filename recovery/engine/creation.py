@@ -6,7 +6,7 @@ transaction; MANUAL creation first checks live vehicle availability with WCS. A 
 A tray is tidied by one workflow at a time and never while anything else moves it: creation
 refuses (TrayBusy) a tray with an active mydo_job of any kind or a step in another ACTIVE or
 PAUSED_RECOVERY workflow. That check runs under a transaction-level advisory lock per tray
-(README, "The WCS side"), so two creations for one tray cannot both pass it.
+(docs/wcs-integration.md, "Tidy creation and the simulator"), so two creations for one tray cannot both pass it.
 
 A source or target in a cordoned aisle or space (recovery/engine/cordons.py) refuses the creation with
 SpaceCordoned, naming the cordon, before anything else is read or asked (docs/architecture.md §18).

@@ -1,4 +1,4 @@
-"""The aisle of a cargo space code, as SPACE_CODE_PATTERN splits it (README, "Rack map"): what a
+"""The aisle of a cargo space code, as SPACE_CODE_PATTERN splits it (docs/user-guide.md, "Rack map"): what a
 cordon on an aisle refuses by (recovery/engine/cordons.py), what notifications group and silences match
 by, and what the paused list filters by (console/readers/places.py). The rack map's own parser
 (console/rack_map/drawing.py) splits the same codes further into level and position."""

@@ -34,7 +34,7 @@ def lease_connection_parameters() -> dict[str, int]:
     default: keepalives probe an idle connection, tcp_user_timeout bounds unacknowledged sends,
     and connect_timeout bounds a connection attempt to a database that does not answer. Without
     the connection the server releases the lock and the next runner takes it
-    (README, "How recovery works"). Options given in DATABASE_URL win."""
+    (docs/architecture.md, "Recovery in one page"). Options given in DATABASE_URL win."""
     tcp_timeout = int(getattr(settings, "RECOVERY_LEASE_TCP_TIMEOUT_SECONDS", 30))
     return {
         "connect_timeout": int(getattr(settings, "RECOVERY_LEASE_CONNECT_TIMEOUT_SECONDS", 5)),

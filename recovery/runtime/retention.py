@@ -5,7 +5,7 @@ repair audit and the WMS's own rows are never touched.
 Before deleting, each run folds the counts of journal rows older than FOLD_LAG into
 recovery_journaltotal and moves a watermark; the metric counters read "totals + rows newer than
 the watermark", and only folded rows are ever deleted, so the counters stay monotonic
-(README "Operations"). The lag leaves room for transactions still in flight
+(docs/operations.md "Monitoring"). The lag leaves room for transactions still in flight
 (a receipt's time is its transaction's start; callbacks and cycles commit within seconds).
 """
 

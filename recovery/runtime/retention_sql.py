@@ -1,7 +1,7 @@
 """Named SQL of the journal retention task (recovery/runtime/retention.py).
 
 Folding counts journal rows into recovery_journaltotal before any of them can be deleted, so the
-metric counters built on them never go down (README "Operations"). Every
+metric counters built on them never go down (docs/operations.md "Monitoring"). Every
 statement is bounded by the folded_before watermark or a LIMIT, and each relies on a time index
 named beside it.
 """

@@ -1,5 +1,5 @@
 /* Tidy Recovery Console behaviour. Kept out of the templates: the Content Security Policy allows
-   no inline script, no on*= handler and no eval (README, "Security"). Every page
+   no inline script, no on*= handler and no eval (docs/operations.md, "Security"). Every page
    works without it. */
 (function () {
   "use strict";

@@ -1,8 +1,8 @@
-"""docs/architecture.md §14 says every file a new repair action, pause reason or notification event
+"""docs/development.md, "How to add things", says every file a new repair action, pause reason or notification event
 needs, and how many: for each kind, every item of its registry (console.repair.registry.SPECS, the
 pausing rules of recovery.engine.decisions.RULE_SPECS, console.notifications.events.SPECS) shows in each
 file its list names, the list names no other file, and the count it states is its list's length.
-A file a change really needs but §14 leaves out, or a count that drifted, fails here."""
+A file a change really needs but the guide leaves out, or a count that drifted, fails here."""
 
 import inspect
 import re
@@ -16,7 +16,7 @@ from recovery.engine.decisions import RULE_SPECS
 from recovery.engine.transaction import repair as mutations
 
 ROOT = Path(__file__).resolve().parents[2]
-ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DEVELOPMENT = ROOT / "docs" / "development.md"
 COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
           "ten": 10}
 
@@ -48,7 +48,7 @@ def _action_marks(spec) -> dict[str, list[str] | None]:
         "tests/console/repair/test_actions.py": [f'@covers("{spec.code}")'],
         "console/runbook.py": [f"Correction.{spec.family.correction.name}"],
         "docs/authority-matrix.md": [f"| `{spec.code}` |"],
-        "README.md": [spec.readme_row()],
+        "docs/user-guide.md": [spec.guide_row()],
     }
 
 
@@ -61,6 +61,8 @@ def _rule_marks(rule_spec) -> dict[str, list[str]]:
         "recovery/demo/warehouse.py": [f"Rule.{rule.name},"],
         "docs/authority-matrix.md": [f"| `{rule.value}` |"],
         "tests/console/workflows/test_evidence_card.py": [f"(Rule.{rule.name}, "],
+        "docs/user-guide.md": [f"\n### {reason.value}\n"],
+        "docs/user-guide.zh-Hans.md": [f"\n### {reason.value}\n"],
     }
 
 
@@ -68,7 +70,7 @@ def _event_marks(spec) -> dict[str, list[str]]:
     return {
         "console/notifications/events.py": [f'"{spec.event}"'],
         "tests/console/notifications/test_events.py": [spec.event],
-        "README.md": [spec.readme_row()],
+        "docs/user-guide.md": [spec.guide_row()],
     }
 
 
@@ -83,16 +85,16 @@ KINDS = {
 
 
 def section_14() -> str:
-    doc = ARCHITECTURE.read_text()
-    match = re.search(r"^## 14\. .*?(?=^## )", doc, re.MULTILINE | re.DOTALL)
-    assert match, "no §14 in docs/architecture.md"
+    doc = DEVELOPMENT.read_text()
+    match = re.search(r"^## How to add things$.*?(?=^## )", doc, re.MULTILINE | re.DOTALL)
+    assert match, "no 'How to add things' in docs/development.md"
     return match.group(0)
 
 
 def listed(kind: str, section: str) -> tuple[int, list[str]]:
-    """The count §14 states for `kind` and the files its numbered list names, in order."""
+    """The count the guide states for `kind` and the files its numbered list names, in order."""
     match = re.search(rf"^\*\*{kind}\b.*?(?=^\*\*A |\Z)", section, re.MULTILINE | re.DOTALL)
-    assert match, f"§14 has no paragraph for {kind}"
+    assert match, f"the guide has no paragraph for {kind}"
     paragraph = match.group(0)
     count = re.search(r"\b(\w+) files?, besides the catalogue", paragraph)
     assert count and count.group(1).lower() in COUNTS, f"{kind}: no 'N files, besides the catalogue'"
@@ -106,7 +108,8 @@ def test_each_count_is_its_lists_length_and_every_file_is_one_the_registries_nee
     items, _, marks = KINDS[kind]
     assert count == len(files) == len(set(files)), (kind, count, files)
     assert all((ROOT / f).is_file() for f in files), files
-    assert set(files) == set(marks(items[0])), f"{kind}: §14 lists {files}, the registries need {list(marks(items[0]))}"
+    needed = list(marks(items[0]))
+    assert set(files) == set(needed), f"{kind}: the guide lists {files}, the registries need {needed}"
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

@@ -1,6 +1,6 @@
 """`manage.py notify --once`: one notification run (evaluate, then deliver what is due) exactly
 as the `tidy-notifications` schedule runs it in the qcluster, for operations and tests
-(README "Notifications"). It exits non-zero when the run itself failed (the database
+(docs/user-guide.md "Notifications"). It exits non-zero when the run itself failed (the database
 unreachable, the evaluation raising); a delivery that failed is recorded and retried like any
 other and does not make the run fail."""
 

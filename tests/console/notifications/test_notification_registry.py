@@ -1,6 +1,6 @@
 """The notification events are declared once (docs/architecture.md §12, §14): every spec is
 complete (texts, a Chinese translation of each, a reader of its causes, a real threshold setting),
-and what derives from the specs (the event filter, the metrics' labels, the README table) holds
+and what derives from the specs (the event filter, the metrics' labels, the user guide's table) holds
 exactly the specs' events."""
 
 import inspect
@@ -34,7 +34,7 @@ def test_every_spec_is_complete():
         assert spec.severity in Severity.values, spec.event
         assert all(text.strip() for text in spec.message_ids()), f"{spec.event}: a text is empty"
         assert callable(spec.causes) and list(inspect.signature(spec.causes).parameters) == ["now"], spec.event
-        assert spec.opens_when.strip() and spec.resolves_when.strip(), f"{spec.event}: no README cells"
+        assert spec.opens_when.strip() and spec.resolves_when.strip(), f"{spec.event}: no user guide cells"
         if spec.threshold_setting:
             assert isinstance(getattr(settings, spec.threshold_setting, None), int), spec.threshold_setting
 
@@ -60,10 +60,10 @@ def test_the_filter_the_metrics_and_the_readme_derive_from_the_specs(notify_db):
     assert list(Event.values) == events
     assert [value for value, _ in NotificationFilterForm().fields["event"].choices][1:] == events
     assert list(open_notification_counts()) == events
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "user-guide.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"^\| `[a-z_]+` \|", line) and line.count("|") == 5]
-    assert [spec.readme_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in EVENTS], (
-        "the README's event table differs from the specs: copy each spec's readme_row()")
+    assert [spec.guide_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in EVENTS], (
+        "the user guide's event table differs from the specs: copy each spec's guide_row()")
     assert {r.split("`")[1] for r in rows} >= set(events)
 
 

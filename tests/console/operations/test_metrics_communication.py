@@ -1,4 +1,4 @@
-"""/metrics: communication quality with the WCS (README "Operations"), read from the database at
+"""/metrics: communication quality with the WCS (docs/operations.md "Monitoring"), read from the database at
 scrape time: the last callback heard, outbound requests per target and outcome, the active jobs'
 age percentiles, and counters that survive the journal's retention."""
 

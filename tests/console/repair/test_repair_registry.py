@@ -150,8 +150,8 @@ def test_each_action_says_whether_it_resolves_a_pause():
 
 
 def test_the_readme_table_is_the_specs_rows():
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "docs" / "user-guide.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"^\| `[A-Z_]+` \|", line) and line.count("|") == 5]
-    assert [spec.readme_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in registry.BY_CODE], (
-        "the README's repair-action table differs from the specs: copy each spec's readme_row()")
-    assert all(spec.offered_when.strip() and spec.does.strip() for spec in SPECS), "a spec has no README cells"
+    assert [spec.guide_row() for spec in SPECS] == [r for r in rows if r.split("`")[1] in registry.BY_CODE], (
+        "the user guide's repair-action table differs from the specs: copy each spec's guide_row()")
+    assert all(spec.offered_when.strip() and spec.does.strip() for spec in SPECS), "a spec has no user guide cells"

@@ -6,7 +6,7 @@ every completed step is archived exactly once with one finish event, no lock is 
 completed workflow and no cycle failed. It prints the longest gap between successful cycles.
 
 Marked `chaos`: it runs by default (CI included); `-m "not chaos"` leaves it out of a quick run.
-A longer run on a staging install: `manage.py chaos --minutes N` (README, "Reliability").
+A longer run on a staging install: `manage.py chaos --minutes N` (docs/operations.md, "Reliability").
 """
 
 import os

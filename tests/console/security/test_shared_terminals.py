@@ -1,4 +1,4 @@
-"""Shared floor terminals (README "Security"): no signed-in answer or export is kept by a browser
+"""Shared floor terminals (docs/operations.md "Security"): no signed-in answer or export is kept by a browser
 or a proxy (`Cache-Control: no-store, private`), a session ends after SESSION_IDLE_MINUTES
 without a person's request (a page refreshing itself is not one) and when the browser closes,
 and the language cookie is Secure and SameSite on a configured database."""

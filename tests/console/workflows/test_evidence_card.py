@@ -31,7 +31,7 @@ PAUSE_KINDS = sorted(k for k, (action, _) in EXPECTED.items() if action == "PAUS
 
 
 def test_the_table_spells_out_every_pause_kind_of_the_demo():
-    # A new pause reason's demo kind needs its row above (docs/architecture.md §14).
+    # A new pause reason's demo kind needs its row above (docs/development.md, "How to add things").
     assert sorted(PAUSES) == PAUSE_KINDS
 
 
