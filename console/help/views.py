@@ -17,7 +17,7 @@ MENU = {
     "development": _("Development"),
     "architecture": _("Architecture"),
     "authority-matrix": _("Authority matrix"),
-    "glossary-zh-Hans": _("Glossary (简体中文)"),
+    "glossary-zh-Hans": _("Chinese glossary"),
 }
 
 
