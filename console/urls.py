@@ -15,6 +15,7 @@ urlpatterns = [
     path("", include("console.security.urls")),
     path("", include("console.casefile.urls")),
     path("", include("console.analytics.urls")),
+    path("", include("console.help.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

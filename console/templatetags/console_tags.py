@@ -225,6 +225,14 @@ def _catalog_url() -> str:
 
 
 @register.filter
+def guide_section_url(code: str | None) -> str:
+    """The user guide's section for a pause reason in the console (/help/#recovery_job_missing): the
+    guides write a heading `### RECOVERY_JOB_MISSING` for each one, whose anchor on a Git host and in
+    /help/ is the code in lower case (console.help.guides.github_slug); '' without a reason."""
+    return f"{reverse('help')}#{code.lower()}" if code else ""
+
+
+@register.filter
 def reason_link(code: str | None):
     """A pause reason linked to its entry in the reason-code catalog."""
     if not code:

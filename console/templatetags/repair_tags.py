@@ -4,6 +4,8 @@ console.repair.selectors.repair_panel and rendered by repair/_panel.html."""
 from django import template
 from django.urls import reverse
 
+from console.templatetags.console_tags import guide_section_url
+
 register = template.Library()
 
 
@@ -19,5 +21,6 @@ def outcome_class(outcome: str) -> str:
 
 @register.simple_tag
 def runbook_url(pause_reason) -> str:
-    """The runbook entry (the reason-code page) for a pause reason, or '' when there is none."""
-    return f"{reverse('reason-codes')}#{pause_reason}" if pause_reason else ""
+    """The runbook entry for a pause reason, its section of the user guide (/help/), or '' when
+    there is none."""
+    return guide_section_url(pause_reason)

@@ -24,6 +24,7 @@ PAGES = {
     "repair-proposals": {}, "repair-proposal": {"pk": "proposal"}, "repair-audit": {},
     "repair-audit-entry": {"pk": "audit"}, "repair-batch": {}, "repair-batch-result": {"pk": "batch"},
     "notifications": {}, "notification-thresholds": {}, "notification-silences": {},
+    "help": {}, "help-guide": {"name": "architecture"},
 }
 NOT_PAGES = {
     "health-live": "plain text for the load balancer", "health-ready": "plain text for the load balancer",
@@ -34,6 +35,7 @@ NOT_PAGES = {
     "repair-preview": "POST only", "repair-apply": "POST only", "repair-proposal-approve": "POST only",
     "repair-proposal-reject": "POST only", "repair-batch-preview": "POST only", "repair-batch-apply": "POST only",
     "notification-acknowledge": "POST only", "notification-silence-end": "POST only",
+    "help-image": "a guide's image",
 }
 HEADER = re.compile(r'<header class="topbar">.*?</header>', re.DOTALL)
 
