@@ -6,7 +6,7 @@ the anchor a Git host and the console give the heading.
 a. every relative link and `#anchor` of README.md and docs/*.md resolves;
 b. every variable of .env.example is documented in docs/operations.md (as `NAME` in backticks);
 c. every alert rule of deploy/prometheus/alerts.yml has a `runbook_url` naming the section
-   `### <AlertName>` of docs/operations.md (`docs/operations.md#<alertname>`);
+   `### <AlertName>` of docs/operations.md (the console serves it: `/help/operations/#<alertname>`);
 d. README's set-up code block holds exactly the commands CI and a person run: `scripts/run` and
    `scripts/test`, the one .ci/run runs;
 e. every pause reason (recovery.engine.decisions.Reason) has a heading `### <REASON>` in both user
@@ -28,6 +28,9 @@ from recovery.engine.decisions import Reason
 REPO = Path(__file__).resolve().parents[2]
 USER_GUIDES = ("docs/user-guide.md", "docs/user-guide.zh-Hans.md")
 OPERATIONS = "docs/operations.md"
+# Where an alert's runbook opens: the operations guide as the console serves it (/help/operations/);
+# the host is the example one, replaced by the console's address when the rules are installed.
+RUNBOOK_BASE = "https://console.warehouse.example/help/operations/#"
 SETUP_COMMANDS = ["scripts/run", "scripts/test"]
 ENV_LINE = re.compile(r"^(?:#\s?)?([A-Z][A-Z0-9_]*)=", re.MULTILINE)
 
@@ -94,8 +97,8 @@ def undocumented_variables(root: Path) -> list[str]:
 
 
 def runbook_problems(root: Path) -> list[str]:
-    """Every alert rule without a `runbook_url`, or whose URL is not `docs/operations.md#<the rule's
-    name in lower case>` with that section in docs/operations.md."""
+    """Every alert rule without a `runbook_url`, or whose URL is not the console's
+    `/help/operations/#<the rule's name in lower case>` with that section in docs/operations.md."""
     rules = yaml.safe_load((root / "deploy/prometheus/alerts.yml").read_text(encoding="utf-8"))
     guide = root / OPERATIONS
     sections = anchors(guide) if guide.is_file() else set()
@@ -105,7 +108,7 @@ def runbook_problems(root: Path) -> list[str]:
             if "alert" not in rule:
                 continue
             name, url = rule["alert"], (rule.get("annotations") or {}).get("runbook_url")
-            expected = f"{OPERATIONS}#{name.lower()}"
+            expected = f"{RUNBOOK_BASE}{name.lower()}"
             if url is None:
                 problems.append(f"{name}: no runbook_url annotation")
             elif url != expected:
@@ -300,12 +303,12 @@ def test_a_runbook_fails_when_its_section_or_annotation_is_removed(copy):
     stub_operations(copy)
     rules = copy / "deploy/prometheus/alerts.yml"
     text = rules.read_text(encoding="utf-8")
-    rules.write_text(text.replace('          runbook_url: "docs/operations.md#tidywcssilent"\n', "")
-                     .replace("operations.md#tidyloglinesdropped", "operations.md#loglinesdropped"))
+    rules.write_text(text.replace(f'          runbook_url: "{RUNBOOK_BASE}tidywcssilent"\n', "")
+                     .replace("operations/#tidyloglinesdropped", "operations/#loglinesdropped"))
     assert runbook_problems(copy) == [
         "TidyWcsSilent: no runbook_url annotation",
-        "TidyLogLinesDropped: runbook_url is 'docs/operations.md#loglinesdropped', "
-        "not 'docs/operations.md#tidyloglinesdropped'",
+        f"TidyLogLinesDropped: runbook_url is '{RUNBOOK_BASE}loglinesdropped', "
+        f"not '{RUNBOOK_BASE}tidyloglinesdropped'",
     ]
 
 
