@@ -222,8 +222,8 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
         if delivery is None:
             return None
         at = now or timezone.now()
-        if delivery.channel == NotificationDelivery.Channel.CHAT and (channel := chat.channel_named(
-                delivery.channel_name)) is not None:
+        channel = chat.channel_named(delivery.channel_name) if delivery.channel_name else None
+        if delivery.channel == NotificationDelivery.Channel.CHAT and channel is not None:
             # The channel's rate limit: its state row stays locked until this transaction ends.
             granted = chat.slot(channel, now=at, delivery=delivery)
             if not granted.granted:
@@ -233,6 +233,8 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
                 return None
         t0 = time.perf_counter()
         error, code = _send(delivery, at)
+        if channel is not None:
+            chat.sent(channel, now=at)
         ok = not error
         NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=ok, error=error, vendor_code=code,
                                                    duration_ms=round((time.perf_counter() - t0) * 1000, 3))

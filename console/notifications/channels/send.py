@@ -70,9 +70,16 @@ def windows(client: ModuleType) -> list[tuple[int, timedelta]]:
     return [(count, timedelta(seconds=seconds * scale)) for count, seconds in client.LIMITS]
 
 
+def _clock(now: datetime) -> datetime:
+    """The time a limit counts: the real clock once the lock is held (a wait for the lock must not
+    make a message look older than it is), or `now` when a caller runs ahead of it (tests)."""
+    return max(now, timezone.now())
+
+
 def slot(channel: Channel, *, now: datetime, delivery: NotificationDelivery | None = None) -> Slot:
-    """In the caller's transaction: may one more message go to `channel` now? Granted, it is
-    counted. A delivery waits while an earlier one of the same channel is due (it goes first)."""
+    """In the caller's transaction: may one more message go to `channel` now? The channel's row
+    stays locked until the caller commits, so the caller sends, then calls `sent`. A delivery
+    waits while an older one of the same channel is due (it goes first)."""
     client = CLIENTS[channel.kind]
     with connection.cursor() as cursor:
         cursor.execute(channels_sql.ENSURE_CHANNEL_STATE, {"name": channel.name})
@@ -81,23 +88,29 @@ def slot(channel: Channel, *, now: datetime, delivery: NotificationDelivery | No
             cursor.execute(channels_sql.EARLIER_DUE, {"now": now, "name": channel.name, "id": delivery.pk})
             if cursor.fetchone()[0]:
                 return Slot(False)
+        at = _clock(now)
         retry_at = None
-        longest = timedelta(0)
         for count, window in windows(client):
-            longest = max(longest, window)
-            cursor.execute(channels_sql.RECENT_SENDS, {"name": channel.name, "since": now - window, "count": count})
+            cursor.execute(channels_sql.RECENT_SENDS, {"name": channel.name, "since": at - window, "count": count})
             recent = [row[0] for row in cursor.fetchall()]
             if len(recent) >= count:
-                # A margin of a thirtieth of the window: the vendor's clock starts when it receives.
+                # The oldest of the last `count` must leave the window (a thirtieth more for the
+                # vendor's clock).
                 free_at = recent[-1] + window + window / 30
                 retry_at = max(retry_at or free_at, free_at)
-        if retry_at is not None:
-            return Slot(False, retry_at)
-        if longest:
-            cursor.execute(channels_sql.FORGET_SENDS, {"name": channel.name, "before": now - 2 * longest})
-            cursor.execute("INSERT INTO console_channelsend (channel, at) VALUES (%(name)s, %(at)s)",
-                           {"name": channel.name, "at": now})
-    return Slot(True)
+    return Slot(retry_at is None, retry_at)
+
+
+def sent(channel: Channel, *, now: datetime) -> None:
+    """Count one message the vendor has answered (taken or refused: both count at the vendor), at
+    the time its answer came, the latest it can have arrived; forget what no window counts any more."""
+    longest = max((window for _, window in windows(CLIENTS[channel.kind])), default=None)
+    if longest is None:
+        return
+    at = _clock(now)
+    with connection.cursor() as cursor:
+        cursor.execute(channels_sql.FORGET_SENDS, {"name": channel.name, "before": at - 2 * longest})
+        cursor.execute(channels_sql.RECORD_SEND, {"name": channel.name, "at": at})
 
 
 def record_outcome(name: str, *, at: datetime, ok: bool, code: str = "", error: str = "") -> None:
@@ -224,7 +237,10 @@ def deliver_test_messages(*, now: datetime | None = None, limit: int = 20) -> in
             try:
                 if channel is None:
                     raise ChannelFailed(f"channel {test.channel!r} is not in NOTIFY_CHANNELS_FILE any more")
-                post(channel, test_message(test, channel, at), now=at)
+                try:
+                    post(channel, test_message(test, channel, at), now=at)
+                finally:
+                    sent(channel, now=at)
             except ChannelFailed as exc:
                 test.state = ChannelTestMessage.State.FAILED
                 test.vendor_code, test.error = exc.code[:64], str(exc)[:2000]

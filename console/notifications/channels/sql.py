@@ -27,6 +27,12 @@ ORDER BY at DESC
 LIMIT %(count)s
 """
 
+# One message the vendor answered, at the time of its answer. (channel_send_recent_idx)
+RECORD_SEND = """
+INSERT INTO console_channelsend (channel, at)
+VALUES (%(name)s, %(at)s)
+"""
+
 # What no limit counts any more (older than the longest window). (channel_send_recent_idx)
 FORGET_SENDS = """
 DELETE FROM console_channelsend
