@@ -68,7 +68,7 @@ def test_the_test_button_sends_one_message_and_audits_it(client, personas, floor
     deliver_pending()
     deliver_pending()
     (text,) = robot.texts()  # one message, in the channel's language
-    assert "Tidy 恢复控制台的测试消息" in text and "shiftlead 在渠道页面请求了这条测试消息" in text
+    assert "整理恢复控制台的测试消息" in text and "shiftlead 在渠道页面请求了这条测试消息" in text
     assert "floor-wecom" in text
     test.refresh_from_db()
     assert (test.state, test.error) == ("sent", "")
