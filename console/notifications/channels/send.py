@@ -153,9 +153,8 @@ def delivery_message(delivery: NotificationDelivery, channel: Channel, now: date
             subject = messages.escalated_subject(subject)
         members = groups.members(n) if groups.is_group(n) else []
         base = settings.CONSOLE_BASE_URL
-        links = {k: base + v for k, v in (n.details.get("links") or {}).items()
-                 if isinstance(v, str)} if isinstance(n.details, dict) and isinstance(n.details.get("links"),
-                                                                                       dict) else {}
+        links = n.details.get("links") if isinstance(n.details, dict) else None
+        batch = links.get("batch") if isinstance(links, dict) else None
         context = _context(
             client, title=client.escape(one_line(subject)),
             explanation=client.escape(one_line(messages.notification_explanation(n))), escalated=escalated,
@@ -163,7 +162,7 @@ def delivery_message(delivery: NotificationDelivery, channel: Channel, now: date
             aisle=client.escape(one_line(n.aisle)), age=_age_seconds(n, now),
             workflow_ids=", ".join(str(i) for i in members[:MESSAGE_MEMBERS]),
             more_members=max(0, len(members) - MESSAGE_MEMBERS), severity=delivery.severity,
-            open_url=base + n.url_path, batch_url=links.get("batch", ""),
+            open_url=base + n.url_path, batch_url=base + batch if isinstance(batch, str) else "",
             notifications_url=base + reverse("notifications"))
         text = _text(client, "notifications/channels/message.txt", context)
         payload = webhook_payload(delivery, now, language=channel.language) if channel.kind == "webhook" else {}

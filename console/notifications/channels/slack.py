@@ -19,7 +19,7 @@ def request(channel, message: ChatMessage, now: float) -> Request:
     text = message.text
     if message.mentions:
         text += "\n\n" + " ".join(f"<@{m}>" for m in message.mentions)
-    return json_request(channel.url, {"text": message.title,
+    return json_request(channel.url, {"text": escape(message.title),
                                       "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]})
 
 
