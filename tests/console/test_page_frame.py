@@ -23,7 +23,7 @@ PAGES = {
     "repair-workflow": {"workflow_id": "workflow"}, "repair-form": {"workflow_id": "workflow", "slug": "recheck"},
     "repair-proposals": {}, "repair-proposal": {"pk": "proposal"}, "repair-audit": {},
     "repair-audit-entry": {"pk": "audit"}, "repair-batch": {}, "repair-batch-result": {"pk": "batch"},
-    "notifications": {}, "notification-thresholds": {}, "notification-silences": {},
+    "notifications": {}, "notification-thresholds": {}, "notification-silences": {}, "notification-channels": {},
 }
 NOT_PAGES = {
     "health-live": "plain text for the load balancer", "health-ready": "plain text for the load balancer",
@@ -34,6 +34,7 @@ NOT_PAGES = {
     "repair-preview": "POST only", "repair-apply": "POST only", "repair-proposal-approve": "POST only",
     "repair-proposal-reject": "POST only", "repair-batch-preview": "POST only", "repair-batch-apply": "POST only",
     "notification-acknowledge": "POST only", "notification-silence-end": "POST only",
+    "notification-channel-test": "POST only",
 }
 HEADER = re.compile(r'<header class="topbar">.*?</header>', re.DOTALL)
 
