@@ -22,11 +22,14 @@ def check_chat_channels(app_configs=None, **kwargs):
     channels.config); what it cannot know there, the events registry, is checked here: a channel
     that names an event the console does not have stops start-up, naming the channel and the field."""
     from django.conf import settings
-    from django.core.checks import Error
+    from django.core.checks import Error, Warning
 
     from console.notifications.events import EVENTS
 
     errors = []
+    if settings.NOTIFY_CHANNELS_FILE and not settings.NOTIFY_CHANNELS:
+        errors.append(Warning(f"NOTIFY_CHANNELS_FILE {settings.NOTIFY_CHANNELS_FILE} lists no [[channel]]: no chat "
+                              "channel gets notifications", id="console.W141"))
     for channel in settings.NOTIFY_CHANNELS:
         for event in channel.events:
             if event not in EVENTS:

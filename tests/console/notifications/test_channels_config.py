@@ -148,6 +148,14 @@ def test_a_channel_naming_an_unknown_event_fails_the_system_check(settings):
     assert [e for e in run_checks() if e.id == "console.E140"] == []
 
 
+def test_a_file_without_channels_is_a_warning_naming_the_variable(settings):
+    settings.NOTIFY_CHANNELS_FILE, settings.NOTIFY_CHANNELS = "/etc/tidy/channels.toml", parse("")
+    (warning,) = [e for e in run_checks() if e.id == "console.W141"]
+    assert warning.msg.startswith("NOTIFY_CHANNELS_FILE /etc/tidy/channels.toml lists no [[channel]]")
+    settings.NOTIFY_CHANNELS_FILE = ""
+    assert [e for e in run_checks() if e.id == "console.W141"] == []
+
+
 def _manage(*args, **env):
     full_env = {k: v for k, v in os.environ.items() if k not in {"EMBEDDED_DATABASE_URL", "TIDY_TEST_OWNS_EMBEDDED_DB"}}
     full_env.update(env, DJANGO_SETTINGS_MODULE="console.settings")
