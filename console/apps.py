@@ -18,6 +18,7 @@ class ConsoleConfig(AppConfig):
         from console.notes.checks import check_notes_are_append_only
         from console.notifications.checks import (
             check_acknowledgements_are_append_only,
+            check_chat_channels,
             check_silence_endings_are_append_only,
             check_silences_are_append_only,
         )
@@ -32,6 +33,7 @@ class ConsoleConfig(AppConfig):
         register(check_cordon_lifts_are_append_only, Tags.database)
         register(check_silences_are_append_only, Tags.database)
         register(check_silence_endings_are_append_only, Tags.database)
+        register(check_chat_channels)
 
 
 class ConsoleAdminConfig(admin_apps.AdminConfig):

@@ -24,6 +24,7 @@ from console.env import (
     env_times,
     parse_database_url,
 )
+from console.notifications.channels.config import load_channels
 from recovery.logs.logcontext import LOG_FORMATS, default_log_format, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -247,6 +248,17 @@ LANGUAGE_CODE = env_choice("LANGUAGE_CODE", "en", choices=[code for code, _ in L
 # The language of what leaves the building: notification e-mails and the webhook's text fields
 # (docs/user-guide.md "Notifications"). Its codes, keys and ids are the same in every language.
 NOTIFY_LANGUAGE = env_choice("NOTIFY_LANGUAGE", LANGUAGE_CODE, choices=[code for code, _ in LANGUAGES])
+# Chat channels (WeCom, DingTalk, Feishu, Slack, Teams, webhooks; docs/operations.md "Chat
+# channels"): a TOML file of [[channel]] tables, checked here: a bad one stops start-up naming the
+# channel and the field. Its secrets (robot URLs, signing secrets) stay in NOTIFY_CHANNELS only.
+NOTIFY_CHANNELS_FILE = env_str("NOTIFY_CHANNELS_FILE").strip()
+NOTIFY_CHANNELS = load_channels(NOTIFY_CHANNELS_FILE, languages=[code for code, _ in LANGUAGES],
+                                default_language=LANGUAGE_CODE)
+# The length of a vendor's "minute" in the channels' rate limits (20 a minute ...): 60. Only tests
+# shorten it, to see a burst wait for the next window without waiting a minute.
+NOTIFY_CHANNEL_MINUTE_SECONDS = env_int("NOTIFY_CHANNEL_MINUTE_SECONDS", 60, minimum=1, maximum=60)
+# "Send a test message" on /notifications/channels/: how many one shift lead may ask for in 60 minutes.
+CHANNEL_TESTS_PER_USER_PER_HOUR = env_int("CHANNEL_TESTS_PER_USER_PER_HOUR", 20, minimum=1, maximum=1000)
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # --- application ----------------------------------------------------------------------------

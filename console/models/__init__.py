@@ -13,6 +13,9 @@ from django.db import models
 from django.db.models import Q
 
 from console.models.notifications import (  # noqa: F401  (the notification tables belong to this app)
+    ChannelSend,
+    ChannelState,
+    ChannelTestMessage,
     Notification,
     NotificationAcknowledgement,
     NotificationDelivery,

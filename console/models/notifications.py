@@ -106,6 +106,7 @@ class NotificationDelivery(models.Model):
         EMAIL = "email", _("e-mail")
         WEBHOOK = "webhook", _("webhook")
         LOG = "log", _("log")
+        CHAT = "chat", _("chat channel")  # one of NOTIFY_CHANNELS_FILE's, named by `channel_name`
 
     class Kind(models.TextChoices):
         OPENED = "opened", _("opened")
@@ -128,6 +129,8 @@ class NotificationDelivery(models.Model):
     next_attempt_at = models.DateTimeField(help_text="not tried again before this time")
     last_error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    channel_name = models.CharField(max_length=64, blank=True, default="",
+                                    help_text="the chat channel's name (NOTIFY_CHANNELS_FILE)")
 
     class Meta:
         ordering = ["id"]
@@ -144,6 +147,8 @@ class NotificationDeliveryAttempt(models.Model):
     ok = models.BooleanField()
     error = models.TextField(blank=True)
     duration_ms = models.FloatField()
+    vendor_code = models.CharField(max_length=64, blank=True, default="",
+                                   help_text="a chat vendor's error code (errcode, code, HTTP status)")
 
     class Meta:
         ordering = ["id"]
@@ -211,3 +216,62 @@ class SilenceEnding(models.Model):
 
     def __str__(self):
         return f"silence {self.silence_id} ended by {self.username}"
+
+
+class ChannelState(models.Model):
+    """One row per chat channel (NOTIFY_CHANNELS_FILE's `name`): its last success and failure, and
+    the row every sender locks (FOR UPDATE) while it decides whether the channel's rate limit
+    lets one more message out, and sends it: several qcluster processes send one at a time, in order."""
+
+    name = models.CharField(max_length=64, unique=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    last_failure_code = models.CharField(max_length=64, blank=True)
+    last_failure_error = models.TextField(blank=True)
+
+    def __str__(self):
+        return f"chat channel {self.name}"
+
+
+class ChannelSend(models.Model):
+    """A message let out to a chat channel, at its time: what the rate limits count (the last
+    vendor minute's rows; older ones are deleted by the sender)."""
+
+    channel = models.CharField(max_length=64)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["channel", "at"], name="channel_send_recent_idx")]
+
+    def __str__(self):
+        return f"message to {self.channel} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class ChannelTestMessage(models.Model):
+    """A shift lead's "send a test message" (the audit of who asked, when, for which channel) and
+    its outcome: sent once by the delivery worker, never retried."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", _("waiting")
+        SENT = "sent", _("sent")
+        FAILED = "failed", _("failed")
+
+    channel = models.CharField(max_length=64)
+    requested_at = models.DateTimeField()
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    username = models.CharField(max_length=150, help_text="as signed in at the time")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    next_attempt_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    vendor_code = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        indexes = [models.Index(fields=["next_attempt_at"], condition=Q(state="pending"),
+                                name="channel_test_due_idx"),
+                   models.Index(fields=["requested_by", "requested_at"], name="channel_test_by_user_idx"),
+                   models.Index(fields=["channel", "-requested_at"], name="channel_test_latest_idx")]
+
+    def __str__(self):
+        return f"test message to {self.channel} by {self.username} ({self.state})"

@@ -1,4 +1,4 @@
-"""The delivery worker: sends due outbox rows by e-mail, webhook or to the log.
+"""The delivery worker: sends due outbox rows by e-mail, webhook, chat channel or to the log.
 
 Each due delivery is claimed with FOR UPDATE SKIP LOCKED in its own small transaction (two
 workers never send the same row), sent, and its attempt recorded. A failure keeps the row
@@ -6,6 +6,9 @@ pending and moves `next_attempt_at` by an exponential backoff (NOTIFY_RETRY_BASE
 doubling, at most NOTIFY_RETRY_MAX_SECONDS): nothing is dropped because a receiver was down.
 The webhook goes through recovery.engine.wcs.http_request, which journals it in OutboundHttpRequest.
 E-mails and the webhook's subject are written in NOTIFY_LANGUAGE; the log line stays English.
+Chat channels (NOTIFY_CHANNELS_FILE) go through console.notifications.channels.send, in each
+channel's language: before sending, the channel's rate limit gives the row a slot or a later due
+time (not an attempt: nothing failed); a vendor's refusal is a failed attempt with its code.
 
 One delivery never blocks the others (docs/architecture.md §12): whatever a sender raises is
 that delivery's failed attempt, recorded with its backoff, and the run goes on. Subjects and
@@ -29,6 +32,7 @@ from django.utils import timezone, translation
 
 from console.models import NotificationDelivery, NotificationDeliveryAttempt
 from console.notifications import groups, messages
+from console.notifications.channels import send as chat
 from recovery.engine.wcs import HttpFailure, http_request
 from recovery.errors import Unavailable
 from recovery.logs.line_breaks import escape_line_breaks
@@ -41,7 +45,9 @@ WEBHOOK_FIELDS = ("event", "severity", "subject", "workflow_id", "reason", "age_
 
 
 class DeliveryFailed(Unavailable):
-    pass
+    def __init__(self, message: str, *, code: str = ""):
+        super().__init__(message)
+        self.code = code  # a chat vendor's error code, when it gave one
 
 
 @dataclass
@@ -90,11 +96,11 @@ def _links(n) -> dict[str, str]:
     return {k: v for k, v in links.items() if isinstance(v, str)} if isinstance(links, dict) else {}
 
 
-def webhook_payload(delivery: NotificationDelivery, now: datetime) -> dict:
-    """The contract fields; only `subject` is text for people (in NOTIFY_LANGUAGE), the rest are
-    codes, ids and numbers, the same in every language."""
+def webhook_payload(delivery: NotificationDelivery, now: datetime, *, language: str | None = None) -> dict:
+    """The contract fields; only `subject` is text for people (in NOTIFY_LANGUAGE, or a webhook
+    channel's `language`), the rest are codes, ids and numbers, the same in every language."""
     n = delivery.notification
-    with translation.override(settings.NOTIFY_LANGUAGE):
+    with translation.override(language or settings.NOTIFY_LANGUAGE):
         # A chat receiver shows it as a message: its WMS text's line breaks are shown escaped.
         subject = escape_line_breaks(_subject_text(delivery))
     members = groups.members(n)
@@ -163,10 +169,18 @@ def _send_log(delivery: NotificationDelivery, now: datetime) -> None:
                        "dedup_key": n.dedup_key})
 
 
+def _send_chat(delivery: NotificationDelivery, now: datetime) -> None:
+    try:
+        chat.send_delivery(delivery, now, webhook_payload=webhook_payload)
+    except chat.ChannelFailed as exc:
+        raise DeliveryFailed(str(exc), code=exc.code) from exc
+
+
 SENDERS = {
     NotificationDelivery.Channel.EMAIL: _send_email,
     NotificationDelivery.Channel.WEBHOOK: _send_webhook,
     NotificationDelivery.Channel.LOG: _send_log,
+    NotificationDelivery.Channel.CHAT: _send_chat,
 }
 
 
@@ -175,21 +189,21 @@ def _attempt_failed(delivery: NotificationDelivery, at: datetime, error: str) ->
     delivery.next_attempt_at = at + backoff(delivery.attempts)
 
 
-def _send(delivery: NotificationDelivery, at: datetime) -> str:
-    """Send one delivery; the error of a failed attempt, "" when it was sent. Any exception is a
-    failed attempt of this delivery alone (a header Django refuses, a malformed row, a bug in a
-    text): it must never abort the run and leave the row first in the queue. (A database error
-    here spoils the claiming transaction; `deliver_pending` then records the attempt in a
+def _send(delivery: NotificationDelivery, at: datetime) -> tuple[str, str]:
+    """Send one delivery; the error of a failed attempt and the vendor's code, ("", "") when it
+    was sent. Any exception is a failed attempt of this delivery alone (a header Django refuses,
+    a malformed row, a bug in a text): it must never abort the run and leave the row first in the
+    queue. (A database error here spoils the claiming transaction; `deliver_pending` then records the attempt in a
     transaction of its own. No savepoint: the webhook's journal row of a failed request stays.)"""
     try:
         SENDERS[delivery.channel](delivery, at)
     except DeliveryFailed as exc:
-        return _error_text(str(exc)) or "DeliveryFailed"
+        return _error_text(str(exc)) or "DeliveryFailed", exc.code[:64]
     except Exception as exc:  # whatever it is (see the docstring)
         log.exception("notification delivery %s by %s raised", delivery.pk, delivery.channel,
                       extra={"notification_id": delivery.notification_id, "channel": delivery.channel})
-        return _error_text(f"{type(exc).__name__}: {exc}")
-    return ""
+        return _error_text(f"{type(exc).__name__}: {exc}"), ""
+    return "", ""
 
 
 def _error_text(text: str) -> str:
@@ -208,11 +222,24 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
         if delivery is None:
             return None
         at = now or timezone.now()
+        channel = chat.channel_named(delivery.channel_name) if delivery.channel_name else None
+        if delivery.channel == NotificationDelivery.Channel.CHAT and channel is not None:
+            # The channel's rate limit: its state row stays locked until this transaction ends.
+            granted = chat.slot(channel, now=at, delivery=delivery)
+            if not granted.granted:
+                if granted.retry_at is not None:
+                    delivery.next_attempt_at = granted.retry_at
+                    delivery.save(update_fields=["next_attempt_at"])
+                return None
         t0 = time.perf_counter()
-        error = _send(delivery, at)
+        error, code = _send(delivery, at)
+        if channel is not None:
+            chat.sent(channel, now=at)
         ok = not error
-        NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=ok, error=error,
+        NotificationDeliveryAttempt.objects.create(delivery=delivery, at=at, ok=ok, error=error, vendor_code=code,
                                                    duration_ms=round((time.perf_counter() - t0) * 1000, 3))
+        if delivery.channel == NotificationDelivery.Channel.CHAT:
+            chat.record_outcome(delivery.channel_name, at=at, ok=ok, code=code, error=error)
         delivery.attempts += 1
         if ok:
             delivery.state = NotificationDelivery.State.SENT
@@ -222,7 +249,8 @@ def _deliver_one(delivery_id: int, now: datetime | None) -> bool | None:
             _attempt_failed(delivery, at, error)
         delivery.save(update_fields=["attempts", "state", "sent_at", "last_error", "next_attempt_at"])
     n = delivery.notification
-    extra = {"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id, "channel": delivery.channel}
+    extra = {"notification_id": n.pk, "event": n.event, "workflow_id": n.workflow_id,
+             "channel": delivery.channel_name or delivery.channel}
     if ok:
         log.info("notification delivered by %s: %s", delivery.channel, one_line(n.subject), extra=extra)
     else:
@@ -257,6 +285,7 @@ def deliver_pending(*, now: datetime | None = None, limit: int = 200, budget_sec
     time budget (which keeps a scheduled run below the cluster's timeout) is spent."""
     report = DeliveryReport()
     deadline = time.monotonic() + budget_seconds
+    chat.deliver_test_messages(now=now)  # a shift lead's "send a test message", once each
     due_at = now or timezone.now()
     # A silenced notification's deliveries wait for its silence to end (docs/architecture.md §12).
     due = NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING, next_attempt_at__lte=due_at,

@@ -68,19 +68,25 @@ def shift_lead_emails() -> list[str]:
 def _queue_deliveries(notification: Notification, *, kind: str, now: datetime,
                       wait: timedelta = timedelta(0)) -> list[NotificationDelivery]:
     """The outbox rows of one message, written in the caller's transaction, due `wait` from now.
-    Without any channel configured the message goes to the log, so it is never silently dropped."""
+    Without any channel configured the message goes to the log, so it is never silently dropped
+    (with chat channels configured, one whose filters take none of them is left unsent on purpose)."""
     emails = settings.NOTIFY_EMAIL_TO if kind == NotificationDelivery.Kind.OPENED else shift_lead_emails()
     rows = []
     if emails:
-        rows.append((NotificationDelivery.Channel.EMAIL, list(emails)))
+        rows.append((NotificationDelivery.Channel.EMAIL, list(emails), ""))
     if settings.NOTIFY_WEBHOOK_URL:
-        rows.append((NotificationDelivery.Channel.WEBHOOK, [settings.NOTIFY_WEBHOOK_URL]))
-    if not rows:
-        rows.append((NotificationDelivery.Channel.LOG, []))
+        rows.append((NotificationDelivery.Channel.WEBHOOK, [settings.NOTIFY_WEBHOOK_URL], ""))
+    # Each chat channel whose filters take it (events, minimum severity, escalations only); its
+    # URL stays in the settings, the row names the channel.
+    escalated = kind == NotificationDelivery.Kind.ESCALATED
+    rows += [(NotificationDelivery.Channel.CHAT, [], c.name) for c in settings.NOTIFY_CHANNELS
+             if c.takes(event=notification.event, severity=notification.severity, escalated=escalated)]
+    if not rows and not settings.NOTIFY_CHANNELS:
+        rows.append((NotificationDelivery.Channel.LOG, [], ""))
     return NotificationDelivery.objects.bulk_create(
         NotificationDelivery(notification=notification, channel=channel, kind=kind, severity=notification.severity,
-                             recipients=recipients, next_attempt_at=now + wait)
-        for channel, recipients in rows)
+                             recipients=recipients, channel_name=name, next_attempt_at=now + wait)
+        for channel, recipients, name in rows)
 
 
 def _english(cause_or_spec, context: dict) -> tuple[str, str]:

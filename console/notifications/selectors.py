@@ -3,11 +3,13 @@
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from console.models import Notification, Silence
+from console.models import ChannelState, ChannelTestMessage, Notification, NotificationDelivery, Silence
+from console.notifications.channels.config import Channel
 from console.notifications.events import (  # noqa: F401 (re-exported)
     SPECS,
     Event,
@@ -151,3 +153,31 @@ def silences_in(*, start: datetime, end: datetime) -> list[Silence]:
     """The silences in force at some time in [start, end): the handover's."""
     return list(Silence.objects.select_related("ending").filter(READABLE, starts_at__lt=end, ends_at__gt=start)
                 .exclude(ending__at__lte=start).order_by("starts_at", "id"))
+
+
+# --- chat channels -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChannelRow:
+    """One configured chat channel as its page shows it (never its URL or secret: `host` only)."""
+
+    channel: Channel
+    state: ChannelState | None  # None: nothing sent to it yet
+    waiting: int  # messages due or held back by its rate limit, not yet sent
+    last_test: ChannelTestMessage | None
+
+
+def channel_rows() -> list[ChannelRow]:
+    """Every channel of NOTIFY_CHANNELS_FILE in the file's order, with its state, what waits for it
+    and its latest test message: three statements whatever the history."""
+    configured = list(settings.NOTIFY_CHANNELS)
+    names = [c.name for c in configured]
+    states = {s.name: s for s in ChannelState.objects.filter(name__in=names)}
+    waiting = dict(NotificationDelivery.objects.filter(state=NotificationDelivery.State.PENDING,
+                                                       channel=NotificationDelivery.Channel.CHAT,
+                                                       channel_name__in=names)
+                   .values("channel_name").annotate(n=Count("pk")).order_by().values_list("channel_name", "n"))
+    tests = {t.channel: t for t in ChannelTestMessage.objects.filter(channel__in=names)
+             .order_by("channel", "-requested_at", "-id").distinct("channel")}  # channel_test_latest_idx
+    return [ChannelRow(c, states.get(c.name), waiting.get(c.name, 0), tests.get(c.name)) for c in configured]

@@ -10,7 +10,14 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from console.models import Notification, NotificationAcknowledgement, NotificationThreshold, Silence, SilenceEnding
+from console.models import (
+    ChannelTestMessage,
+    Notification,
+    NotificationAcknowledgement,
+    NotificationThreshold,
+    Silence,
+    SilenceEnding,
+)
 from console.rate_limits import RATE_WINDOW, rate_limit_check
 from recovery.errors import Refused
 
@@ -138,3 +145,31 @@ def silence_end(*, silence_id: int, user, now: datetime | None = None) -> Silenc
                                               username=user.get_username())
     log.info("silence %s ended by %s", silence_id, ending.username, extra={"silence_id": silence_id})
     return SilenceEnded(ending, created=True)
+
+
+# --- chat channels -------------------------------------------------------------------------------
+
+# The first key of the test-message button's advisory lock ("CHAN" in ASCII).
+CHANNEL_TEST_RATE_LOCK_NAMESPACE = 0x4348414E
+
+
+def channel_test_request(*, channel_name: str, user, now: datetime | None = None) -> ChannelTestMessage:
+    """Queue one test message to a configured chat channel: the row is the audit (who, when, which
+    channel) and the delivery worker sends it once. RateLimited (nothing stored) past
+    CHANNEL_TESTS_PER_USER_PER_HOUR; NotificationError for a channel that is not configured."""
+    from console.notifications.channels.send import channel_named
+
+    if channel_named(channel_name) is None:
+        raise NotificationError(_("There is no chat channel named %(name)s.") % {"name": channel_name})
+    now = now or timezone.now()
+    with transaction.atomic():
+        rate_limit_check(namespace=CHANNEL_TEST_RATE_LOCK_NAMESPACE, user=user,
+                         limit=settings.CHANNEL_TESTS_PER_USER_PER_HOUR, now=now,
+                         recent_times=ChannelTestMessage.objects.filter(requested_by=user,
+                                                                        requested_at__gt=now - RATE_WINDOW)
+                         .order_by("-requested_at").values_list("requested_at", flat=True))
+        test = ChannelTestMessage.objects.create(channel=channel_name, requested_at=now, requested_by=user,
+                                                 username=user.get_username(), next_attempt_at=now)
+    log.info("test message to channel %s requested by %s", channel_name, test.username,
+             extra={"channel": channel_name, "channel_test_id": test.pk})
+    return test

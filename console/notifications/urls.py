@@ -10,4 +10,6 @@ urlpatterns = [
     path("thresholds/", views.thresholds, name="notification-thresholds"),
     path("silences/", views.silences, name="notification-silences"),
     path("silences/<int:pk>/end", views.silence_end, name="notification-silence-end"),
+    path("channels/", views.channels, name="notification-channels"),
+    path("channels/<str:name>/test", views.channel_test, name="notification-channel-test"),
 ]

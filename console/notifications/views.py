@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from console import roles
 from console.input_checks import BIGINT_MAX, field_errors
@@ -163,3 +163,43 @@ def silence_end(request, pk: int):
         status = 404 if not Silence.objects.filter(pk=pk).exists() else 409
         return render(request, "notifications/silence_refused.html", {"error": str(exc)}, status=status)
     return HttpResponseRedirect(f"{reverse('notification-silences')}?ended={pk}", status=303)
+
+
+# --- chat channels -------------------------------------------------------------------------------
+
+CHANNELS_REFUSED = gettext_lazy("Only shift leads see the chat channels and send test messages.")
+
+
+@console_page(allowed=can_set_thresholds, refused=CHANNELS_REFUSED)
+def channels(request):
+    """Each chat channel's state for shift leads: kind, filters, host (never the URL or secret),
+    last success, last failure with the vendor's code, messages waiting, the latest test message."""
+    tested = request.GET.get("tested", "")
+    return render_page(request, "notifications/channels.html", "channels-list", {
+        "rows": selectors.channel_rows(), "file_set": bool(settings.NOTIFY_CHANNELS_FILE),
+        "tested": tested,
+    })
+
+
+@console_page(allowed=can_set_thresholds, refused=CHANNELS_REFUSED, post=True)
+def channel_test(request, name: str):
+    """Queue one test message (audited); 404 naming the channel when there is none of that name,
+    429 past the hourly limit. The delivery worker sends it within a minute."""
+    try:
+        test = services.channel_test_request(channel_name=name, user=request.user)
+    except services.NotificationError as exc:
+        return render(request, "notifications/channel_refused.html", {"error": str(exc)}, status=404)
+    except RateLimited as limited:
+        from console.templatetags.console_tags import format_duration
+
+        error = ngettext(
+            "You have asked for %(limit)s test message in the last hour, as many as one person may. Nothing was "
+            "sent; you can ask again in %(wait)s.",
+            "You have asked for %(limit)s test messages in the last hour, as many as one person may. Nothing was "
+            "sent; you can ask again in %(wait)s.", limited.limit) % {
+                "limit": limited.limit, "wait": format_duration(limited.retry_after)}
+        response = render(request, "notifications/channel_refused.html", {"error": error}, status=429)
+        response["Retry-After"] = str(max(1, int(limited.retry_after.total_seconds())))
+        return response
+    return HttpResponseRedirect(f"{reverse('notification-channels')}?tested={test.channel}#channel-{test.channel}",
+                                status=303)

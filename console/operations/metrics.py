@@ -108,7 +108,11 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(operations_sql.CALLBACK_COUNTS)
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
-        snap.deliveries = {(c.value, o): 0 for c in NotificationDelivery.Channel for o in DELIVERY_OUTCOMES.values()}
+        # Every channel at 0: the built-in ones but `chat` (its rows count under their channel's
+        # name), and each configured chat channel by name.
+        labels = [c.value for c in NotificationDelivery.Channel if c != NotificationDelivery.Channel.CHAT]
+        labels += [c.name for c in settings.NOTIFY_CHANNELS]
+        snap.deliveries = {(c, o): 0 for c in labels for o in DELIVERY_OUTCOMES.values()}
         cursor.execute(operations_sql.NOTIFICATION_DELIVERY_COUNTS)
         for channel, ok, total in cursor.fetchall():
             key = (channel, DELIVERY_OUTCOMES[ok])

@@ -154,15 +154,16 @@ GROUP BY action
 # tidy_notification_deliveries_total: every recorded attempt (console.notifications.delivery
 # writes one per try, sent or failed). Attempts are never deleted, and they are few (one per
 # message and retry), so they are counted whole; the delivery's channel through its primary key
-# (console_notificationdelivery_pkey).
+# (console_notificationdelivery_pkey). A chat channel's attempts are labelled by the channel's
+# name (NOTIFY_CHANNELS_FILE), the others by their channel (email, webhook, log).
 NOTIFICATION_DELIVERY_COUNTS = """
-SELECT d.channel,
+SELECT COALESCE(NULLIF(d.channel_name, ''), d.channel) AS channel,
        a.ok,
        count(*) AS total
 FROM console_notificationdeliveryattempt AS a
 JOIN console_notificationdelivery AS d
   ON d.id = a.delivery_id
-GROUP BY d.channel, a.ok
+GROUP BY 1, a.ok
 """
 
 

@@ -77,10 +77,14 @@ def _journal(*, started_at, purpose: str, method: str, url: str, status: int | N
 
 
 def http_request(method: str, url: str, *, purpose: str, timeout_ms: int, body: bytes | None = None,
-                 headers: dict[str, str] | None = None, journal: bool = True) -> HttpAnswer:
+                 headers: dict[str, str] | None = None, journal: bool = True,
+                 shown_url: str | None = None) -> HttpAnswer:
     """Make one HTTP request and journal it. Any HTTP status is an answer; raises HttpFailure
-    when there is none. `journal=False` exists only for load generators measuring the server."""
+    when there is none. `journal=False` exists only for load generators measuring the server.
+    `shown_url`: what the journal and the errors say instead of a URL that carries a secret (a
+    chat robot's token)."""
     method = method.upper()
+    said = shown_url or url
     started_at = timezone.now()
     t0 = time.perf_counter()
     status: int | None = None
@@ -97,23 +101,23 @@ def http_request(method: str, url: str, *, purpose: str, timeout_ms: int, body: 
             content_type = resp.headers.get("Content-Type", "") if resp.headers else ""
         if len(data) > MAX_BODY_BYTES:
             error = f"answer larger than {MAX_BODY_BYTES} bytes"
-            raise HttpFailure(f"{method} {url}: {error}")
+            raise HttpFailure(f"{method} {said}: {error}")
         return HttpAnswer(status, data, content_type, (time.perf_counter() - t0) * 1000)
     except HttpFailure:
         raise
     except TimeoutError as exc:
         error = f"no answer within {timeout_ms} ms"
-        raise HttpFailure(f"{method} {url}: {error}", timed_out=True) from exc
+        raise HttpFailure(f"{method} {said}: {error}", timed_out=True) from exc
     except urllib.error.URLError as exc:
         timed_out = isinstance(exc.reason, TimeoutError)
-        error = f"no answer within {timeout_ms} ms" if timed_out else f"unreachable: {exc.reason}"
-        raise HttpFailure(f"{method} {url}: {error}", timed_out=timed_out) from exc
+        error = f"no answer within {timeout_ms} ms" if timed_out else f"unreachable: {exc.reason}".replace(url, said)
+        raise HttpFailure(f"{method} {said}: {error}", timed_out=timed_out) from exc
     except (OSError, ValueError, http.client.HTTPException) as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        raise HttpFailure(f"{method} {url}: {error}") from exc
+        error = f"{type(exc).__name__}: {exc}".replace(url, said)
+        raise HttpFailure(f"{method} {said}: {error}") from exc
     finally:
         if journal:
-            _journal(started_at=started_at, purpose=purpose, method=method, url=url, status=status,
+            _journal(started_at=started_at, purpose=purpose, method=method, url=said, status=status,
                      duration_ms=(time.perf_counter() - t0) * 1000, error=error)
 
 

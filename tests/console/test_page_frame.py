@@ -25,6 +25,7 @@ PAGES = {
     "repair-audit-entry": {"pk": "audit"}, "repair-batch": {}, "repair-batch-result": {"pk": "batch"},
     "notifications": {}, "notification-thresholds": {}, "notification-silences": {},
     "help": {}, "help-guide": {"name": "architecture"},
+    "notifications": {}, "notification-thresholds": {}, "notification-silences": {}, "notification-channels": {},
 }
 NOT_PAGES = {
     "health-live": "plain text for the load balancer", "health-ready": "plain text for the load balancer",
@@ -36,6 +37,7 @@ NOT_PAGES = {
     "repair-proposal-reject": "POST only", "repair-batch-preview": "POST only", "repair-batch-apply": "POST only",
     "notification-acknowledge": "POST only", "notification-silence-end": "POST only",
     "help-image": "a guide's image",
+    "notification-channel-test": "POST only",
 }
 HEADER = re.compile(r'<header class="topbar">.*?</header>', re.DOTALL)
 
