@@ -27,7 +27,7 @@ METADATA_SECONDS = 300
 # The asymmetric algorithms accepted; "none" and the HMAC ones (keyed with the client secret) never.
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 # Clocks of the provider and the console may differ by this many seconds.
-LEEWAY_SECONDS = 30
+LEEWAY_SECONDS = 30  # read at each verification (a test of expiry sets it to 0)
 
 
 class OidcUnreachable(Exception):
