@@ -67,6 +67,14 @@ def directory():
     shutil.rmtree(Directory.TMPDIR, ignore_errors=True)
 
 
+@pytest.fixture
+def ldap_on(db, directory, settings):
+    """LDAP sign-in on, against the session's slapd."""
+    for name, value in ldap_settings(directory).items():
+        setattr(settings, name, value)
+    return directory
+
+
 def ldap_settings(directory, **changes) -> dict:
     """The console's LDAP_* settings for this directory (loopback: no StartTLS)."""
     return {

@@ -90,6 +90,25 @@ def running_provider(site_urls: list[str]):
         Path(fh.name).unlink(missing_ok=True)
 
 
+@pytest.fixture(scope="session")
+def provider():
+    """The OpenID provider of this test process, for the test client (http://testserver)."""
+    with running_provider(["http://testserver"]) as issuer:
+        yield issuer
+
+
+@pytest.fixture
+def oidc_on(db, provider, settings):
+    """OpenID Connect sign-in on, against the session's provider."""
+    from console.identity import oidc
+
+    oidc.forget_providers()
+    for name, value in oidc_settings(provider).items():
+        setattr(settings, name, value)
+    yield provider
+    oidc.forget_providers()
+
+
 def oidc_settings(issuer: str, **changes) -> dict:
     return {"OIDC_ISSUER": issuer, "OIDC_CLIENT_ID": CLIENT_ID, "OIDC_CLIENT_SECRET": CLIENT_SECRET,
             "OIDC_SCOPES": "openid profile email", "OIDC_DISPLAY_NAME": "Warehouse SSO",

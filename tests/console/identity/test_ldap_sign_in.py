@@ -6,7 +6,6 @@ not answer is named on the sign-in page while a local superuser still signs in."
 import socket
 import time
 
-import pytest
 from axes.models import AccessAttempt
 from django.contrib.auth.models import User
 
@@ -15,21 +14,12 @@ from console.roles import OPERATOR, SHIFT_LEAD, user_roles
 from tests.console.identity.ldap_support import (
     LEADS,
     PASSWORD,
-    directory,  # noqa: F401  (the session's slapd)
     group_dn,
-    ldap_settings,
     person_dn,
     set_membership,
 )
 
 LOGIN = "/accounts/login/"
-
-
-@pytest.fixture
-def ldap_on(db, directory, settings):  # noqa: F811
-    for name, value in ldap_settings(directory).items():
-        setattr(settings, name, value)
-    return directory
 
 
 def sign_in(client, username, password=PASSWORD):
@@ -146,7 +136,7 @@ def test_a_directory_that_accepts_but_never_answers_is_given_up_after_the_timeou
     assert elapsed < 1 + 2  # the timeout, and the little a sign-in costs besides
 
 
-def test_with_ldap_unset_the_form_checks_local_passwords_only(db, client, directory, settings):  # noqa: F811
+def test_with_ldap_unset_the_form_checks_local_passwords_only(db, client, directory, settings):
     settings.LDAP_SERVER_URI = ""
     assert sign_in(client, "lena").status_code == 200
     assert not DirectoryIdentity.objects.exists()

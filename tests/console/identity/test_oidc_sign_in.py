@@ -22,25 +22,8 @@ from tests.console.identity.oidc_support import (
     OTHER_CLIENT,
     SHORT_LIVED_CLIENT,
     follow_to_site,
-    oidc_settings,
     provider_sign_in,
-    running_provider,
 )
-
-
-@pytest.fixture(scope="session")
-def provider():
-    with running_provider(["http://testserver"]) as issuer:
-        yield issuer
-
-
-@pytest.fixture
-def oidc_on(db, provider, settings):
-    oidc.forget_providers()
-    for name, value in oidc_settings(provider).items():
-        setattr(settings, name, value)
-    yield provider
-    oidc.forget_providers()
 
 
 def signed_in_user(client) -> User | None:
