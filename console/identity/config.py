@@ -72,7 +72,7 @@ def identity_problems(values: Mapping) -> list[str]:
 def ldap_start_tls_default(uri: str) -> bool:
     """StartTLS unless the URI is ldaps:// already or the directory is on this machine."""
     first = uri.split()[0] if uri.split() else ""
-    if first.startswith("ldaps://"):
+    if not first or first.startswith("ldaps://"):
         return False
     return not is_loopback(urlsplit(first).hostname)
 
