@@ -28,7 +28,9 @@ class DirectoryPasswordBackend(ModelBackend):
             return None
         from console.identity import ldap_directory
 
-        return ldap_directory.authenticate(request, username=username, password=password)
+        user = ldap_directory.authenticate(request, username=username, password=password)
+        # An account an administrator deactivated stays out, whatever the directory says.
+        return user if user is not None and self.user_can_authenticate(user) else None
 
 
 class OpenIDConnectBackend(ModelBackend):

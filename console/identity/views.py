@@ -136,6 +136,9 @@ def oidc_callback(request):
         username=str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims["sub"]),
         first_name=str(claims.get("given_name") or claims.get("name") or ""),
         last_name=str(claims.get("family_name") or ""), email=str(claims.get("email") or ""))
+    if not user.is_active:  # deactivated by an administrator: the provider does not overrule that
+        logger.warning("OpenID sign-in refused: account %r is deactivated", user.get_username())
+        return _sign_in_page(request, status=403, refused=True)
     transaction.directory_roles(user=user, source="oidc", groups=oidc.groups_of(claims))
     login(request, user, backend=OIDC_BACKEND)
     request.session[ID_TOKEN_KEY] = tokens["id_token"]

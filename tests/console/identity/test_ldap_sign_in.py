@@ -140,3 +140,11 @@ def test_with_ldap_unset_the_form_checks_local_passwords_only(db, client, direct
     settings.LDAP_SERVER_URI = ""
     assert sign_in(client, "lena").status_code == 200
     assert not DirectoryIdentity.objects.exists()
+
+
+def test_an_account_an_administrator_deactivated_stays_out(client, ldap_on):
+    assert sign_in(client, "lena").status_code == 302
+    lena = signed_in_user(client)
+    client.logout()
+    User.objects.filter(pk=lena.pk).update(is_active=False)
+    assert sign_in(client, "lena").status_code == 200 and signed_in_user(client) is None

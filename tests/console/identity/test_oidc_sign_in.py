@@ -209,3 +209,12 @@ def test_without_oidc_the_steps_are_not_there(client, db, settings):
     assert client.get("/accounts/oidc/start/").status_code == 404
     assert client.get("/accounts/oidc/callback/?state=x&code=y").status_code == 404
     assert "sign-in-with-oidc" not in client.get("/accounts/login/").content.decode()
+
+
+def test_an_account_an_administrator_deactivated_stays_out(client, oidc_on):
+    client.get(provider_sign_in(client, "lead-a"))
+    kim = signed_in_user(client)
+    client.logout()
+    User.objects.filter(pk=kim.pk).update(is_active=False)
+    response = client.get(provider_sign_in(client, "lead-a"))
+    assert response.status_code == 403 and signed_in_user(client) is None
