@@ -19,16 +19,17 @@ USERNAME_LENGTH = 150
 
 def free_username(wanted: str, *, source: str, key: str) -> str:
     """The directory's user name when no account has it; otherwise it followed by a short digest of
-    the identity's key, so two people with one name (or a local account of that name) stay apart."""
+    the identity's key, so two people with one name (or a local account of that name) stay apart
+    (`+` is a character Django's user-name rule allows, so the admin can still edit the account)."""
     wanted = (wanted or "user").strip()[:USERNAME_LENGTH - 10] or "user"
     if not User.objects.filter(username__iexact=wanted).exists():
         return wanted
     digest = hashlib.sha256(f"{source} {key}".encode()).hexdigest()
     for length in (8, 16, 32):
-        candidate = f"{wanted}~{digest[:length]}"
+        candidate = f"{wanted}+{digest[:length]}"
         if not User.objects.filter(username__iexact=candidate).exists():
             return candidate
-    return f"{wanted}~{digest}"[:USERNAME_LENGTH]
+    return f"{wanted}+{digest}"[:USERNAME_LENGTH]
 
 
 @transaction.atomic

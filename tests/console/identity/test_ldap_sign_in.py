@@ -93,7 +93,7 @@ def test_a_local_account_of_the_same_name_is_never_taken_over(client, ldap_on):
     local = User.objects.create_user("lena", password="local-password-1234")
     assert sign_in(client, "lena").status_code == 302
     user = signed_in_user(client)
-    assert user.pk != local.pk and user.username.startswith("lena~")
+    assert user.pk != local.pk and user.username.startswith("lena+")
     assert user_roles(User.objects.get(pk=local.pk)) == set()
 
 
