@@ -144,6 +144,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# A sign-in that the directory did not answer is no failed password: it does not count (design §14).
+AXES_WHITELIST_CALLABLE = "console.identity.backends.directory_did_not_answer"
 AUTHENTICATION_BACKENDS = [
     "console.security.throttling.SignInThrottleBackend",
     # LDAP / Active Directory passwords (design §14): answers nothing while LDAP_SERVER_URI is unset,

@@ -16,6 +16,9 @@ from console.identity import transaction
 logger = logging.getLogger("console.security")
 
 LOCAL_BACKEND = "console.identity.backends.LocalPasswordBackend"
+# The request attribute naming the sources that did not answer this sign-in (the sign-in page
+# names them; console/identity/ldap_directory.py sets it).
+UNREACHABLE = "directory_unreachable"
 OIDC_BACKEND = "console.identity.backends.OpenIDConnectBackend"
 
 
@@ -59,3 +62,11 @@ def record_break_glass(sender, request, user, **kwargs):
     transaction.record_break_glass(user=user, address=address)
     logger.warning("break-glass sign-in: username=%r with a local password (LOCAL_SIGN_IN=false)",
                    user.get_username())
+
+
+def directory_did_not_answer(request, credentials=None) -> bool:
+    """settings.AXES_WHITELIST_CALLABLE: django-axes records no failure for a sign-in that the
+    directory did not answer. A wrong password is a guess and counts toward the lockout; an outage
+    is not, and must not lock people out once it is over. A lock in force still holds (axes checks
+    it before the directory is asked)."""
+    return bool(getattr(request, UNREACHABLE, None))

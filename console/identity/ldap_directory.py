@@ -29,6 +29,7 @@ from django_auth_ldap.config import (
 )
 
 from console.identity import transaction
+from console.identity.backends import UNREACHABLE
 
 logger = logging.getLogger("console.security")
 
@@ -39,8 +40,6 @@ GROUP_TYPES = {
     "posixGroup": (PosixGroupType, "(objectClass=posixGroup)"),
     "activeDirectory": (NestedActiveDirectoryGroupType, "(objectClass=group)"),
 }
-# The request attribute the sign-in page reads (console/identity/views.py).
-UNREACHABLE = "directory_unreachable"
 
 
 def directory_settings() -> LDAPSettings:

@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
 from console.identity import transaction
-from console.identity.backends import OIDC_BACKEND
+from console.identity.backends import OIDC_BACKEND, UNREACHABLE
 
 logger = logging.getLogger("console.security")
 
@@ -28,7 +28,6 @@ FLOWS_KEY = "oidc_flows"
 ID_TOKEN_KEY = "oidc_id_token"
 # Sign-ins begun in other tabs stay valid; older ones are dropped past this many.
 MAX_FLOWS = 5
-UNREACHABLE = "directory_unreachable"
 
 
 def sources_context(request, unreachable=()) -> dict:

@@ -218,3 +218,8 @@ def test_an_account_an_administrator_deactivated_stays_out(client, oidc_on):
     User.objects.filter(pk=kim.pk).update(is_active=False)
     response = client.get(provider_sign_in(client, "lead-a"))
     assert response.status_code == 403 and signed_in_user(client) is None
+
+
+def test_the_sign_in_page_names_the_provider_in_chinese_too(client, oidc_on):
+    page = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "使用 Warehouse SSO 登录" in page and "或使用用户名和密码" in page
