@@ -12,13 +12,11 @@ from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 
 from console.identity import transaction
+from console.identity.config import UNREACHABLE
 
 logger = logging.getLogger("console.security")
 
 LOCAL_BACKEND = "console.identity.backends.LocalPasswordBackend"
-# The request attribute naming the sources that did not answer this sign-in (the sign-in page
-# names them; console/identity/ldap_directory.py sets it).
-UNREACHABLE = "directory_unreachable"
 OIDC_BACKEND = "console.identity.backends.OpenIDConnectBackend"
 
 

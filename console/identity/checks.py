@@ -14,7 +14,7 @@ from console.identity import config
 IDENTITY_SETTINGS = (*config.OIDC_REQUIRED, *config.LDAP_REQUIRED, *config.ROLE_GROUP_SETTINGS, "LDAP_BIND_DN",
                      "LDAP_BIND_PASSWORD", "LDAP_USER_FILTER", "OIDC_SCOPES", "LOCAL_SIGN_IN")
 # The optional extra `directory` (pyproject.toml) brings these.
-LIBRARIES = {"ldap": ("ldap", "django_auth_ldap"), "oidc": ("jwt", "requests", "cryptography")}
+LIBRARIES = {"ldap": ("ldap", "django_auth_ldap"), "oidc": ("jwt", "cryptography")}
 
 
 def missing_libraries(source: str) -> list[str]:

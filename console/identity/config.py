@@ -10,6 +10,9 @@ OIDC_REQUIRED = ("OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET")
 LDAP_REQUIRED = ("LDAP_SERVER_URI", "LDAP_USER_SEARCH_BASE", "LDAP_GROUP_SEARCH_BASE")
 ROLE_GROUP_SETTINGS = ("ROLE_GROUPS_SUPERVISOR", "ROLE_GROUPS_OPERATOR", "ROLE_GROUPS_SHIFT_LEAD")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# The request attribute naming the sources that did not answer this sign-in: set by
+# console/identity/ldap_directory.py, read by the sign-in page and by the lockout's whitelist.
+UNREACHABLE = "directory_unreachable"
 
 
 def _variable(name: str) -> str:

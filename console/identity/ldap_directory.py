@@ -29,7 +29,7 @@ from django_auth_ldap.config import (
 )
 
 from console.identity import transaction
-from console.identity.backends import UNREACHABLE
+from console.identity.config import UNREACHABLE
 
 logger = logging.getLogger("console.security")
 

@@ -1,5 +1,8 @@
 """OpenID Connect, the authorization-code flow with PKCE (design §14). Imported only when
-OIDC_ISSUER is set (console/identity/views.py), so PyJWT and requests are needed only then.
+OIDC_ISSUER is set (console/identity/views.py), so PyJWT is needed only then. Every request to the
+provider (discovery, keys, token, userinfo) goes through the journaled
+recovery.engine.wcs.http_request, like all of the console's outbound HTTP (the journal keeps the
+address and the status, never a body or a header).
 
 Discovery from `<issuer>/.well-known/openid-configuration` (its `issuer` must be OIDC_ISSUER
 exactly); the ID token's signature is checked with a key of the provider's JWKS and an algorithm
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 import jwt
-import requests
 from django.conf import settings
+
+from recovery.engine.wcs import HttpFailure, http_request
 
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 # Discovery and the provider's keys are read again after this long (a provider rotates its keys;
@@ -55,22 +59,33 @@ class Provider:
 
 _lock = threading.Lock()
 _providers: dict[str, tuple[float, Provider]] = {}
-_key_clients: dict[str, jwt.PyJWKClient] = {}
+_key_sets: dict[str, tuple[float, jwt.PyJWKSet]] = {}
+# A token naming a key the cached set lacks reads the set again, at most this often (rotation).
+KEYS_REFRESH_SECONDS = 30
 
 
-def _get_json(url: str, **kwargs) -> dict:
+PURPOSE = "oidc"
+
+
+def _call(method: str, url: str, *, body: bytes | None = None, headers: dict | None = None) -> dict:
+    """One request to the provider and its JSON answer: no answer (or a 5xx) within the timeout is
+    OidcUnreachable; a 4xx or an answer that is not a JSON object is OidcRefused."""
     try:
-        response = requests.get(url, timeout=settings.DIRECTORY_TIMEOUT_SECONDS, **kwargs)
-    except requests.RequestException as exc:
-        raise OidcUnreachable(f"{url}: {type(exc).__name__}") from exc
-    if response.status_code >= 500:
-        raise OidcUnreachable(f"{url}: HTTP {response.status_code}")
-    if response.status_code != 200:
-        raise OidcRefused(f"{url} answered HTTP {response.status_code}")
+        answer = http_request(method, url, purpose=PURPOSE, timeout_ms=settings.DIRECTORY_TIMEOUT_SECONDS * 1000,
+                              body=body, headers={"Accept": "application/json", **(headers or {})})
+    except HttpFailure as exc:
+        raise OidcUnreachable(str(exc)) from exc
+    if answer.status >= 500:
+        raise OidcUnreachable(f"{url}: HTTP {answer.status}")
     try:
-        return response.json()
+        data = answer.json()
     except ValueError as exc:
-        raise OidcRefused(f"{url} answered no JSON") from exc
+        raise OidcRefused(f"{url} answered HTTP {answer.status} without JSON") from exc
+    if not isinstance(data, dict):
+        raise OidcRefused(f"{url} answered HTTP {answer.status} with no JSON object")
+    if answer.status != 200:
+        raise OidcRefused(f"{url} answered HTTP {answer.status}: {str(data.get('error', ''))[:100]}")
+    return data
 
 
 def provider() -> Provider:
@@ -80,7 +95,7 @@ def provider() -> Provider:
         cached = _providers.get(issuer)
     if cached and time.monotonic() - cached[0] < METADATA_SECONDS:
         return cached[1]
-    meta = _get_json(issuer.rstrip("/") + DISCOVERY_PATH)
+    meta = _call("GET", issuer.rstrip("/") + DISCOVERY_PATH)
     if meta.get("issuer") != issuer:
         raise OidcRefused(f"discovery names issuer {meta.get('issuer')!r}, not OIDC_ISSUER {issuer!r}")
     missing = [k for k in ("authorization_endpoint", "token_endpoint", "jwks_uri") if not meta.get(k)]
@@ -101,7 +116,7 @@ def forget_providers() -> None:
     """Drops what discovery and the key sets told (tests start providers on new ports)."""
     with _lock:
         _providers.clear()
-        _key_clients.clear()
+        _key_sets.clear()
 
 
 @dataclass(frozen=True)
@@ -136,48 +151,50 @@ def exchange_code(found: Provider, *, code: str, flow: Flow, redirect_uri: str) 
     in the Authorization header or the body as OIDC_TOKEN_AUTH_METHOD says)."""
     data = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
             "code_verifier": flow.verifier}
-    auth = None
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
     if settings.OIDC_TOKEN_AUTH_METHOD == "client_secret_post":
         data.update(client_id=settings.OIDC_CLIENT_ID, client_secret=settings.OIDC_CLIENT_SECRET)
-    else:
-        auth = requests.auth.HTTPBasicAuth(quote(settings.OIDC_CLIENT_ID, safe=""),
-                                           quote(settings.OIDC_CLIENT_SECRET, safe=""))
+    else:  # client_secret_basic: both form-encoded first (RFC 6749 §2.3.1)
+        pair = f"{quote(settings.OIDC_CLIENT_ID, safe='')}:{quote(settings.OIDC_CLIENT_SECRET, safe='')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
     try:
-        response = requests.post(found.token_endpoint, data=data, auth=auth,
-                                 timeout=settings.DIRECTORY_TIMEOUT_SECONDS, headers={"Accept": "application/json"})
-    except requests.RequestException as exc:
-        raise OidcUnreachable(f"token endpoint: {type(exc).__name__}") from exc
-    if response.status_code >= 500:
-        raise OidcUnreachable(f"token endpoint: HTTP {response.status_code}")
-    try:
-        answer = response.json()
-    except ValueError as exc:
-        raise OidcRefused(f"token endpoint answered HTTP {response.status_code} without JSON") from exc
-    if response.status_code != 200 or "error" in answer:
-        raise OidcRefused(f"token endpoint refused the code: {answer.get('error', response.status_code)}")
+        answer = _call("POST", found.token_endpoint, body=urlencode(data).encode(), headers=headers)
+    except OidcRefused as exc:
+        raise OidcRefused(f"the token endpoint refused the code: {exc.reason}") from exc
     if not answer.get("id_token"):
         raise OidcRefused("the token endpoint gave no id_token")
     return answer
 
 
-def _key_client(found: Provider) -> jwt.PyJWKClient:
-    with _lock:
-        client = _key_clients.get(found.jwks_uri)
-        if client is None:
-            client = jwt.PyJWKClient(found.jwks_uri, cache_keys=True, lifespan=METADATA_SECONDS,
-                                     timeout=settings.DIRECTORY_TIMEOUT_SECONDS)
-            _key_clients[found.jwks_uri] = client
-    return client
+def _signing_key(found: Provider, token: str) -> jwt.PyJWK:
+    """The provider's key that the token's header names (kid), from its JWKS; the set is read again
+    when it lacks that key (a rotation) and was read more than KEYS_REFRESH_SECONDS ago."""
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except jwt.PyJWTError as exc:
+        raise OidcRefused(f"the ID token is no JWT: {type(exc).__name__}") from exc
+    for attempt in range(2):
+        with _lock:
+            cached = _key_sets.get(found.jwks_uri)
+        age = time.monotonic() - cached[0] if cached else None
+        if cached is None or age > METADATA_SECONDS or (attempt == 1 and age > KEYS_REFRESH_SECONDS):
+            try:
+                key_set = jwt.PyJWKSet.from_dict(_call("GET", found.jwks_uri))
+            except jwt.PyJWTError as exc:
+                raise OidcRefused(f"the provider's keys are unusable: {type(exc).__name__}") from exc
+            with _lock:
+                _key_sets[found.jwks_uri] = (time.monotonic(), key_set)
+        else:
+            key_set = cached[1]
+        keys = [k for k in key_set.keys if kid is None or k.key_id == kid]
+        if keys:
+            return keys[0]
+    raise OidcRefused("no key of the provider signs this ID token")
 
 
 def verify_id_token(token: str, *, found: Provider, nonce: str) -> dict:
     """The ID token's claims once every check holds; OidcRefused names the first that does not."""
-    try:
-        key = _key_client(found).get_signing_key_from_jwt(token)
-    except jwt.PyJWKClientConnectionError as exc:
-        raise OidcUnreachable("the provider's keys (jwks_uri) did not answer") from exc
-    except jwt.PyJWTError as exc:
-        raise OidcRefused(f"no key of the provider signs this ID token: {type(exc).__name__}") from exc
+    key = _signing_key(found, token)
     try:
         claims = jwt.decode(token, key=key, algorithms=list(found.algorithms), audience=settings.OIDC_CLIENT_ID,
                             issuer=found.issuer, leeway=LEEWAY_SECONDS,
@@ -196,7 +213,7 @@ def userinfo(found: Provider, *, access_token: str, subject: str) -> dict:
     """The userinfo endpoint's claims (for a provider that keeps groups out of the ID token)."""
     if not found.userinfo_endpoint or not access_token:
         return {}
-    claims = _get_json(found.userinfo_endpoint, headers={"Authorization": f"Bearer {access_token}"})
+    claims = _call("GET", found.userinfo_endpoint, headers={"Authorization": f"Bearer {access_token}"})
     if claims.get("sub") != subject:
         raise OidcRefused("userinfo names another subject than the ID token")
     return claims

@@ -13,6 +13,7 @@ from dataclasses import asdict
 from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from django.urls import reverse
@@ -20,7 +21,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
 from console.identity import transaction
-from console.identity.backends import OIDC_BACKEND, UNREACHABLE
+from console.identity.backends import OIDC_BACKEND
+from console.identity.config import UNREACHABLE
 
 logger = logging.getLogger("console.security")
 
@@ -62,8 +64,7 @@ def _safe_next(request, candidate: str) -> str:
 
 
 def _sign_in_page(request, *, status: int, unreachable=(), refused: bool = False):
-    from django.contrib.auth.forms import AuthenticationForm
-
+    """The sign-in page from an OIDC step: an empty form, and what went wrong."""
     context = {"form": AuthenticationForm(request), "next": "", "oidc_refused": refused,
                **sources_context(request, unreachable)}
     return render(request, "registration/login.html", context, status=status)

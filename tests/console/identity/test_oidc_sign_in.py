@@ -223,3 +223,13 @@ def test_an_account_an_administrator_deactivated_stays_out(client, oidc_on):
 def test_the_sign_in_page_names_the_provider_in_chinese_too(client, oidc_on):
     page = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
     assert "使用 Warehouse SSO 登录" in page and "或使用用户名和密码" in page
+
+
+def test_every_request_to_the_provider_is_journaled_without_its_secrets(client, oidc_on):
+    from recovery.models import OutboundHttpRequest
+
+    client.get(provider_sign_in(client, "lead-a"))
+    rows = list(OutboundHttpRequest.objects.filter(purpose="oidc").order_by("id").values("method", "url", "status"))
+    assert [(r["method"], r["url"].removeprefix(oidc_on), r["status"]) for r in rows] == [
+        ("GET", "/.well-known/openid-configuration", 200), ("POST", "/token", 200), ("GET", "/jwks", 200)]
+    assert not any("secret" in r["url"] for r in rows)
