@@ -4,8 +4,10 @@ import shutil
 import pytest
 
 # The fixtures shared by many test modules (personas, the repair and notification databases, the
-# local SMTP and webhook receivers), registered once here instead of star-imported into each module.
-pytest_plugins = ["tests.console_personas", "tests.repair_support", "tests.notification_support"]
+# local SMTP and webhook receivers, the slapd and the OpenID provider of the sign-in tests),
+# registered once here instead of star-imported into each module.
+pytest_plugins = ["tests.console_personas", "tests.repair_support", "tests.notification_support",
+                  "tests.console.identity.ldap_support", "tests.console.identity.oidc_support"]
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,13 @@ class ConsoleConfig(AppConfig):
     def ready(self):
         # The entry point of the app (the top of the console's layers, docs/architecture.md §2):
         # the append-only checks, and the signal receivers (role changes, the lockout log line,
-        # each person's language at sign-in, sign-in as a terminal's activity, the log line of each
-        # repair attempt) and the database-role checks, which register themselves when imported.
+        # each person's language at sign-in, the break-glass record, sign-in as a terminal's
+        # activity, the log line of each repair attempt) and the database-role and sign-in source
+        # checks, which register themselves when imported.
         from console import languages  # noqa: F401
         from console.cordons.checks import check_cordon_lifts_are_append_only, check_cordons_are_append_only
+        from console.identity import backends as identity_backends  # noqa: F401
+        from console.identity import checks as identity_checks  # noqa: F401
         from console.notes.checks import check_notes_are_append_only
         from console.notifications.checks import (
             check_acknowledgements_are_append_only,

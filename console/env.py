@@ -162,3 +162,8 @@ def env_choice(name: str, default: str, *, choices) -> str:
         if raw.strip().lower() == choice.lower():
             return choice
     raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+
+
+def env_semicolon_list(name: str) -> list[str]:
+    """`;`-separated values (group names or DNs, which contain commas themselves), blanks dropped."""
+    return [item.strip() for item in os.environ.get(name, "").split(";") if item.strip()]

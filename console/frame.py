@@ -14,4 +14,8 @@ def frame(request) -> dict:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"user_roles": []}
-    return {"user_roles": sorted(roles.user_roles(user)) or (["admin"] if user.is_superuser else [])}
+    held = sorted(roles.user_roles(user)) or (["admin"] if user.is_superuser else [])
+    if held or not hasattr(user, "directory_identity"):
+        return {"user_roles": held}
+    # A directory account without a role: the 403 page names the groups that would grant one.
+    return {"user_roles": held, "role_groups": {role: groups for role, groups in roles.role_groups().items() if groups}}

@@ -20,11 +20,13 @@ from console.env import (
     env_proxy_ssl_header,
     env_regex,
     env_secret,
+    env_semicolon_list,
     env_str,
     env_times,
     parse_database_url,
 )
 from console.notifications.channels.config import load_channels
+from console.identity import config as identity_config
 from recovery.logs.logcontext import LOG_FORMATS, default_log_format, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -120,6 +122,10 @@ _CSP = {
 }
 if csp_report_uri := env_str("CSP_REPORT_URI"):
     _CSP["DIRECTIVES"]["report-uri"] = [csp_report_uri]
+# Signing out of the console continues at the OpenID provider (RP-initiated logout): the sign-out
+# form's redirect goes there, which form-action must allow.
+if _oidc_origin := identity_config.origin(env_str("OIDC_ISSUER").strip()):
+    _CSP["DIRECTIVES"]["form-action"].append(_oidc_origin)
 if env_bool("CSP_REPORT_ONLY", False):
     CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
 else:
@@ -139,10 +145,49 @@ AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# A sign-in that the directory did not answer is no failed password: it does not count (design §14).
+AXES_WHITELIST_CALLABLE = "console.identity.backends.directory_did_not_answer"
 AUTHENTICATION_BACKENDS = [
     "console.security.throttling.SignInThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # LDAP / Active Directory passwords (design §14): answers nothing while LDAP_SERVER_URI is unset,
+    # and imports the directory libraries only when it is set.
+    "console.identity.backends.DirectoryPasswordBackend",
+    # Accounts signed in through OpenID Connect (the callback signs them in; it checks no password).
+    "console.identity.backends.OpenIDConnectBackend",
+    # Local passwords: everyone, or with LOCAL_SIGN_IN=false superusers only (break-glass, audited).
+    "console.identity.backends.LocalPasswordBackend",
 ]
+
+# --- identity: the site's directory decides who may repair (design §14; docs/operations.md
+# "Identity and sign-in"). Each source is on when its first variable is set; both may be on.
+LOCAL_SIGN_IN = env_bool("LOCAL_SIGN_IN", True)
+# A directory (or OpenID provider) that does not answer within this many seconds is named
+# unreachable on the sign-in page; local break-glass accounts still sign in.
+DIRECTORY_TIMEOUT_SECONDS = env_int("DIRECTORY_TIMEOUT_SECONDS", 5, minimum=1, maximum=60)
+OIDC_ISSUER = env_str("OIDC_ISSUER").strip()
+OIDC_CLIENT_ID = env_str("OIDC_CLIENT_ID").strip()
+OIDC_CLIENT_SECRET = env_secret("OIDC_CLIENT_SECRET")
+OIDC_SCOPES = env_str("OIDC_SCOPES", "openid profile email").strip()
+OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username").strip()
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups").strip()
+OIDC_DISPLAY_NAME = env_str("OIDC_DISPLAY_NAME", "Single sign-on").strip()
+OIDC_TOKEN_AUTH_METHOD = env_choice("OIDC_TOKEN_AUTH_METHOD", "client_secret_basic",
+                                    choices=("client_secret_basic", "client_secret_post"))
+LDAP_SERVER_URI = env_str("LDAP_SERVER_URI").strip()
+LDAP_BIND_DN = env_str("LDAP_BIND_DN").strip()
+LDAP_BIND_PASSWORD = env_secret("LDAP_BIND_PASSWORD")
+LDAP_USER_SEARCH_BASE = env_str("LDAP_USER_SEARCH_BASE").strip()
+LDAP_USER_FILTER = env_str("LDAP_USER_FILTER", "(uid=%(user)s)").strip()
+LDAP_GROUP_SEARCH_BASE = env_str("LDAP_GROUP_SEARCH_BASE").strip()
+LDAP_GROUP_TYPE = env_choice("LDAP_GROUP_TYPE", "groupOfNames",
+                             choices=("groupOfNames", "posixGroup", "activeDirectory"))
+LDAP_START_TLS = env_bool("LDAP_START_TLS", identity_config.ldap_start_tls_default(LDAP_SERVER_URI))
+# Console roles from directory groups: `;`-separated group names (OIDC claim values) or group DNs (LDAP).
+ROLE_GROUPS_SUPERVISOR = env_semicolon_list("ROLE_GROUPS_SUPERVISOR")
+ROLE_GROUPS_OPERATOR = env_semicolon_list("ROLE_GROUPS_OPERATOR")
+ROLE_GROUPS_SHIFT_LEAD = env_semicolon_list("ROLE_GROUPS_SHIFT_LEAD")
+if _identity_problems := identity_config.identity_problems(globals()):
+    raise ImproperlyConfigured("; ".join(_identity_problems))
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",

@@ -2,7 +2,6 @@
 global (templates use `{% url 'workflow-detail' id %}`)."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 urlpatterns = [
@@ -16,8 +15,8 @@ urlpatterns = [
     path("", include("console.casefile.urls")),
     path("", include("console.analytics.urls")),
     path("", include("console.help.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Sign-in (local, LDAP, OpenID Connect) and sign-out, owned by console/identity/urls.py.
+    path("", include("console.identity.urls")),
     path("admin/", admin.site.urls),
     # The language menu posts to Django's set_language view (docs/user-guide.md "Languages").
     path("i18n/", include("django.conf.urls.i18n")),

@@ -13,7 +13,9 @@ from html.parser import HTMLParser
 
 # Names of things, kept in every language.
 PROPER_NOUNS = frozenset({"PostgreSQL", "Prometheus", "Grafana", "Chromium", "Django", "htmx", "English",
-                          "Tidy", "Recovery", "Console"})
+                          "Tidy", "Recovery", "Console",
+                          # the sign-in sources (design §14): protocol and product names
+                          "OpenID", "Connect", "Active", "Directory"})
 SKIPPED_ELEMENTS = frozenset({"code", "kbd", "samp", "pre", "script", "style", "template", "svg"})
 VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
                            "track", "wbr"})

@@ -195,7 +195,10 @@ class RoleChangeAudit(models.Model):
     # kept (and by a release that does not know them, while an upgrade runs).
     flags_before = models.JSONField(null=True, blank=True, help_text="superuser, staff and active flags before")
     flags_after = models.JSONField(null=True, blank=True, help_text="superuser, staff and active flags after")
-    via = models.CharField(max_length=32, help_text="admin or application")
+    via = models.CharField(max_length=32, help_text="admin, application, or the sign-in source: oidc or ldap")
+    # The directory groups the user was seen in at a sign-in through a directory (via oidc or ldap):
+    # why the roles are what they are. Null on every other row.
+    groups_seen = models.JSONField(null=True, blank=True, help_text="directory groups seen at the sign-in")
 
     class Meta:
         ordering = ["-id"]
@@ -216,3 +219,43 @@ class UserLanguage(models.Model):
 
     def __str__(self):
         return f"{self.user} speaks {self.language}"
+
+
+class DirectoryIdentity(models.Model):
+    """Who a directory says a console account is (design §14): its source and its stable key there
+    (OpenID Connect: the issuer and the subject; LDAP: the entry's objectGUID, else its DN), never a
+    display name, so two people who share a name are two accounts and four eyes means two people.
+    The account is created at its first sign-in and never linked to a local account of the same name."""
+
+    class Source(models.TextChoices):
+        OIDC = "oidc"
+        LDAP = "ldap"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="directory_identity")
+    source = models.CharField(max_length=8, choices=Source.choices)
+    key = models.TextField(help_text="oidc: issuer and subject; ldap: objectGUID or DN (lower case)")
+    groups = models.JSONField(default=list, help_text="the groups seen at the last sign-in")
+    first_sign_in = models.DateTimeField(auto_now_add=True)
+    last_sign_in = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "key"], name="directory_identity_source_key")]
+
+    def __str__(self):
+        return f"{self.source} {self.key}"
+
+
+class BreakGlassSignIn(models.Model):
+    """A local-password sign-in while LOCAL_SIGN_IN=false (only superusers may then): one row each,
+    append-only like the role-change audit. No foreign key: the record outlives the account."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user_id = models.BigIntegerField()
+    username = models.CharField(max_length=150)
+    address = models.CharField(max_length=64, blank=True, help_text="REMOTE_ADDR of the sign-in")
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"break-glass sign-in of {self.username} at {self.at}"

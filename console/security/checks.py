@@ -16,10 +16,10 @@ from console.security.sql import AUDIT_TABLE_ALTERABLE
 
 # Every append-only table (the ones that exist are checked): repair audit, role changes,
 # workflow notes, notification acknowledgements, silences and their endings, cordons and their
-# lifts. deploy/sql/roles.sql lists the same.
+# lifts, break-glass sign-ins. deploy/sql/roles.sql lists the same.
 AUDIT_TABLES = ("console_repairaudit", "console_rolechangeaudit", "console_workflownote",
                 "console_notificationacknowledgement", "console_silence", "console_silenceending",
-                "recovery_cordon", "recovery_cordonlift")
+                "recovery_cordon", "recovery_cordonlift", "console_breakglasssignin")
 _WAYS = (("superuser", "is a superuser"), ("owner", "owns it (or may act as its owner)"),
          ("can_update", "may UPDATE"), ("can_delete", "may DELETE"), ("can_truncate", "may TRUNCATE"),
          ("can_trigger", "may create triggers on it"), ("audit_test_role", "is a member of tidy_audit_test"))

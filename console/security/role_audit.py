@@ -45,20 +45,23 @@ def stored_flags(user_id: int | None) -> dict[str, bool] | None:
 
 
 def record_role_change(*, user, before: list[str], after: list[str], changed_by: str, via: str,
-                       flags_before: dict | None = None, flags_after: dict | None = None) -> None:
-    """One row when the groups or the flags changed; the flags default to the user's as they are."""
+                       flags_before: dict | None = None, flags_after: dict | None = None,
+                       groups_seen: list[str] | None = None) -> None:
+    """One row when the groups or the flags changed; the flags default to the user's as they are.
+    A sign-in through a directory (via oidc or ldap) also records the directory groups it saw."""
     flags_after = flags_after if flags_after is not None else flags_of(user)
     flags_before = flags_before if flags_before is not None else flags_after
     if before != after or flags_before != flags_after:
         RoleChangeAudit.objects.create(user_id=user.pk, username=user.get_username(), before=before, after=after,
                                        flags_before=flags_before, flags_after=flags_after, changed_by=changed_by,
-                                       via=via)
+                                       via=via, groups_seen=groups_seen)
 
 
 @contextmanager
 def admin_saving():
     """Around a whole admin form view: the signal handlers leave its saves to the admin, which
-    records one row per save (admin_before, admin_record)."""
+    records one row per save (admin_before, admin_record). A directory sign-in's role change
+    (console/identity/transaction.py) does the same."""
     token = _admin_saving.set(True)
     try:
         yield

@@ -1,5 +1,6 @@
-"""The console's Security page, for shift leads: current sign-in lockouts, recent lockouts, and
-every change of a user's roles (RoleChangeAudit: groups, superuser, staff, active)."""
+"""The console's Security page, for shift leads: the sign-in sources and the role mapping in force,
+current sign-in lockouts, recent lockouts, break-glass sign-ins, and every change of a user's roles
+(RoleChangeAudit: groups, superuser, staff, active; from a directory, the groups it saw)."""
 
 from axes.models import AccessAttempt, AccessFailureLog
 from django.conf import settings
@@ -9,14 +10,15 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from console import roles
-from console.models import RoleChangeAudit
+from console.models import BreakGlassSignIn, RoleChangeAudit
 from console.pages import console_page, render_page
 
 # The console's roles (group names) and where a role change came from, as a page shows them;
 # a group the console does not know keeps its name.
 ROLE_LABELS = {roles.SUPERVISOR: gettext_lazy("supervisor"), roles.OPERATOR: gettext_lazy("operator"),
                roles.SHIFT_LEAD: gettext_lazy("shift lead")}
-VIA_LABELS = {"admin": gettext_lazy("admin"), "application": gettext_lazy("application")}
+VIA_LABELS = {"admin": gettext_lazy("admin"), "application": gettext_lazy("application"),
+              "oidc": gettext_lazy("OpenID Connect sign-in"), "ldap": gettext_lazy("LDAP sign-in")}
 # The account flags beside the groups: superuser and staff when set, and an account that may not
 # sign in (is_active off). A row written before flags were kept has none.
 FLAG_LABELS = {"is_superuser": gettext_lazy("superuser"), "is_staff": gettext_lazy("staff")}
@@ -57,6 +59,24 @@ def current_lockouts() -> list[dict]:
     return [{**row, "locked_until": row["last_attempt"] + settings.AXES_COOLOFF_TIME} for row in rows]
 
 
+def sign_in_sources() -> list[dict]:
+    """The sign-in sources and whether each is on (design §14), with where each one asks."""
+    local = (gettext("on: every local account") if settings.LOCAL_SIGN_IN
+             else gettext("break-glass only: superusers, each sign-in recorded"))
+    return [
+        {"key": "local", "name": gettext("Local passwords"), "on": True, "detail": local},
+        {"key": "ldap", "name": gettext("LDAP / Active Directory"), "on": bool(settings.LDAP_SERVER_URI),
+         "detail": settings.LDAP_SERVER_URI.split()[0] if settings.LDAP_SERVER_URI else ""},
+        {"key": "oidc", "name": gettext("OpenID Connect"), "on": bool(settings.OIDC_ISSUER),
+         "detail": f"{settings.OIDC_ISSUER} ({settings.OIDC_CLIENT_ID})" if settings.OIDC_ISSUER else ""},
+    ]
+
+
+def role_mapping() -> list[dict]:
+    """The role mapping in force: each console role and the directory groups that grant it."""
+    return [{"role": ROLE_LABELS[role], "groups": groups} for role, groups in roles.role_groups().items()]
+
+
 @console_page
 def security_overview(request):
     if not roles.can_cancel(request.user):  # shift leads (and superusers)
@@ -65,6 +85,10 @@ def security_overview(request):
         "lockouts": current_lockouts(),
         "recent_lockouts": AccessFailureLog.objects.filter(locked_out=True).order_by("-attempt_time")[:50],
         "role_changes": role_changes(),
+        "sources": sign_in_sources(),
+        "role_mapping": role_mapping(),
+        "directory_on": bool(settings.LDAP_SERVER_URI or settings.OIDC_ISSUER),
+        "break_glass": BreakGlassSignIn.objects.order_by("-id")[:50],
         "failure_limit": settings.AXES_FAILURE_LIMIT,
         "cooloff": settings.AXES_COOLOFF_TIME,
     })

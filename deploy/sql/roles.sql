@@ -20,11 +20,12 @@ DECLARE
     owner_role   text := current_setting('tidy.owner_role');
     runtime_role text := current_setting('tidy.runtime_role');
     -- The append-only tables: repair audit, role changes, workflow notes, notification
-    -- acknowledgements, silences and their endings, cordons and their lifts (those that exist are
-    -- handled).
+    -- acknowledgements, silences and their endings, cordons and their lifts, break-glass sign-ins
+    -- (those that exist are handled).
     audit_tables text[] := ARRAY['console_repairaudit', 'console_rolechangeaudit', 'console_workflownote',
                                  'console_notificationacknowledgement', 'console_silence',
-                                 'console_silenceending', 'recovery_cordon', 'recovery_cordonlift'];
+                                 'console_silenceending', 'recovery_cordon', 'recovery_cordonlift',
+                                 'console_breakglasssignin'];
     -- public: Django's tables and the WMS job/stock tables; alg: the WMS workflow tables.
     schemas      text[] := ARRAY['public', 'alg'];
     s            text;

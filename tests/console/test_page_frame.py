@@ -33,6 +33,8 @@ NOT_PAGES = {
     "repair-audit-csv": "CSV", "wcs-job-finish": "the WCS API", "wcs-job-status": "the WCS API",
     "wcs-openapi": "the WCS API's contract", "workflow-note-add": "POST only", "cordon-add": "POST only",
     "cordon-lift": "POST only",
+    "login": "the sign-in form", "logout": "POST only", "oidc-start": "a redirect to the OpenID provider",
+    "oidc-callback": "the OpenID provider's redirect back",
     "repair-preview": "POST only", "repair-apply": "POST only", "repair-proposal-approve": "POST only",
     "repair-proposal-reject": "POST only", "repair-batch-preview": "POST only", "repair-batch-apply": "POST only",
     "notification-acknowledge": "POST only", "notification-silence-end": "POST only",

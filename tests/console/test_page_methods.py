@@ -20,6 +20,9 @@ NOT_CONSOLE_PAGES = {
     "metrics",  # Prometheus: GET and HEAD, its own 405 (tests/console/operations/test_metrics.py)
     "health-live", "health-ready",  # load balancers
     "login", "logout", "set_language",  # Django's own views (a form posts to each)
+    # The OpenID Connect steps (console/identity): before sign-in, GET only (require_GET), the
+    # provider's redirects land there (tests/console/identity/test_oidc_sign_in.py).
+    "oidc-start", "oidc-callback",
     "wcs-job-finish", "wcs-job-status", "wcs-openapi",  # the WCS machine client (console/api)
 }
 # Console pages wrapped in Django's require_GET as well (the case file's views): GET only, so
