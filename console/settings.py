@@ -25,8 +25,8 @@ from console.env import (
     env_times,
     parse_database_url,
 )
-from console.notifications.channels.config import load_channels
 from console.identity import config as identity_config
+from console.notifications.channels.config import load_channels
 from recovery.logs.logcontext import LOG_FORMATS, default_log_format, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -23,7 +23,6 @@ PAGES = {
     "repair-workflow": {"workflow_id": "workflow"}, "repair-form": {"workflow_id": "workflow", "slug": "recheck"},
     "repair-proposals": {}, "repair-proposal": {"pk": "proposal"}, "repair-audit": {},
     "repair-audit-entry": {"pk": "audit"}, "repair-batch": {}, "repair-batch-result": {"pk": "batch"},
-    "notifications": {}, "notification-thresholds": {}, "notification-silences": {},
     "help": {}, "help-guide": {"name": "architecture"},
     "notifications": {}, "notification-thresholds": {}, "notification-silences": {}, "notification-channels": {},
 }
