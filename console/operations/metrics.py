@@ -9,6 +9,7 @@ so they never decrease.
 import hmac
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -37,6 +38,9 @@ DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
 # tidy_outbound_requests_total's label values (recovery/runtime/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
 OUTBOUND_TARGETS = ("wcs_snapshot", "webhook")
 OUTBOUND_OUTCOMES = ("ok", "http_error", "no_answer")
+# A journal never folded yet counts every row: from before any journal row (as retention's first
+# fold starts, recovery/runtime/retention_sql.py ENSURE_FOLD_ROW).
+NEVER_FOLDED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def reason_label(reason: str | None) -> str:
@@ -102,10 +106,12 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(operations_sql.LAST_CYCLE_DURATION)
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.last_cycle_duration = row[0] / 1000.0
-        cursor.execute(operations_sql.RECOVERY_DECISION_COUNTS)
+        cursor.execute(operations_sql.JOURNAL_WATERMARKS)
+        since = dict(cursor.fetchall())
+        cursor.execute(operations_sql.RECOVERY_DECISION_COUNTS, {"since": since.get("decisions", NEVER_FOLDED)})
         for action, total in cursor.fetchall():
             snap.decisions[action] = total
-        cursor.execute(operations_sql.CALLBACK_COUNTS)
+        cursor.execute(operations_sql.CALLBACK_COUNTS, {"since": since.get("callbacks", NEVER_FOLDED)})
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
         snap.deliveries = {(c.value, o): 0 for c in NotificationDelivery.Channel for o in DELIVERY_OUTCOMES.values()}
@@ -117,7 +123,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.wcs_last_heard_age = row[0]
         snap.outbound = {(t, o): 0 for t in OUTBOUND_TARGETS for o in OUTBOUND_OUTCOMES}
-        cursor.execute(operations_sql.OUTBOUND_REQUEST_COUNTS)
+        cursor.execute(operations_sql.OUTBOUND_REQUEST_COUNTS, {"since": since.get("outbound", NEVER_FOLDED)})
         for target, outcome, total in cursor.fetchall():
             snap.outbound[(target, outcome)] = total
         ages = active_job_ages(cursor)
@@ -127,7 +133,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(operations_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
         for endpoint, name, total in cursor.fetchall():
             snap.callback_unknown_fields[(endpoint, name)] = total
-        snap.callback_durations = _callback_durations(cursor)
+        snap.callback_durations = _callback_durations(cursor, since.get("callbacks", NEVER_FOLDED))
         cursor.execute(operations_sql.LOG_RECORDS_DROPPED)
         snap.log_records_dropped = cursor.fetchone()[0]
         snap.notifications_open = open_notification_counts()
@@ -135,10 +141,10 @@ def metrics_snapshot() -> MetricsSnapshot:
     return snap
 
 
-def _callback_durations(cursor) -> dict[str, tuple[dict[float, float], float]]:
+def _callback_durations(cursor, since: datetime) -> dict[str, tuple[dict[float, float], float]]:
     bounds = (*DURATION_BUCKETS, math.inf)
     durations = {e.value: (dict.fromkeys(bounds, 0.0), 0.0) for e in CallbackReceipt.Endpoint}
-    cursor.execute(operations_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS)})
+    cursor.execute(operations_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS), "since": since})
     for endpoint, bucket, total in cursor.fetchall():
         counts, seconds = durations.setdefault(endpoint, (dict.fromkeys(bounds, 0.0), 0.0))
         if bucket == "_sum_us":
