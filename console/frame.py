@@ -11,7 +11,11 @@ from console import roles
 
 
 def frame(request) -> dict:
+    # A read-only page that reads the primary because the read replica lags or does not answer
+    # says so (console.replica.middleware sets the choice).
+    choice = getattr(request, "tidy_read_choice", None)
+    replica = {"replica_notice": choice.notice, "replica_lag": round(choice.lag_seconds)} if choice else {}
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"user_roles": []}
-    return {"user_roles": sorted(roles.user_roles(user)) or (["admin"] if user.is_superuser else [])}
+        return {"user_roles": [], **replica}
+    return {"user_roles": sorted(roles.user_roles(user)) or (["admin"] if user.is_superuser else []), **replica}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -25,6 +25,7 @@ from console.readers import sql as readers_sql
 from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
+from console.replica import read_alias, read_connection, replica_configured, replica_state
 from recovery.engine.callbacks import DURATION_BUCKETS
 from recovery.engine.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
@@ -81,7 +82,8 @@ def metrics_snapshot() -> MetricsSnapshot:
         decisions=dict.fromkeys(DECISIONS, 0),
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    # On the replica when the scrape reads from it (console.replica); the timeout is this transaction's only.
+    with transaction.atomic(using=read_alias()), read_connection().cursor() as cursor:
         cursor.execute(operations_sql.METRICS_STATEMENT_TIMEOUT)
         oldest_paused = []
         cursor.execute(operations_sql.WORKFLOW_COUNTS)
@@ -259,6 +261,12 @@ class ConsoleCollector(Collector):
         yield CounterMetricFamily("tidy_log_records_dropped",
                                   "Log lines dropped because a process's log output did not keep up (every process).",
                                   value=s.log_records_dropped)
+        if replica_configured():  # only with DATABASE_REPLICA_URL set (design §16)
+            state = replica_state(fresh=True)
+            yield _gauge("tidy_replica_lag_seconds",
+                         "Seconds the read replica's replay is behind the primary (0 when it has replayed all it "
+                         "received; NaN when it does not answer).",
+                         state.lag_seconds if state.answering else math.nan)
 
 
 def _authorized(request) -> bool:
