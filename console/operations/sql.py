@@ -222,8 +222,12 @@ GROUP BY target, outcome
 # identity key's first column.
 _OBSERVED_FROM = """
 FROM recovery_recoverydecision AS d
-LEFT JOIN alg.tidy_workflow AS w
-    ON w.workflow_id = d.workflow_id                            -- tidy_workflow_pkey
+LEFT JOIN LATERAL (
+    SELECT w.status
+    FROM alg.tidy_workflow AS w
+    WHERE w.workflow_id = d.workflow_id                         -- tidy_workflow_pkey: a probe (LIMIT 1), never
+    LIMIT 1                                                     -- a hash of every workflow of the history
+) AS w ON true
 LEFT JOIN LATERAL (
     SELECT a.action, a.reason
     FROM recovery_recoverydecision AS a
