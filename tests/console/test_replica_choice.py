@@ -52,3 +52,11 @@ def test_the_router_writes_and_migrates_on_the_primary_and_reads_users_there():
         assert router.db_for_write(TidyWorkflow) == "default"
     assert router.db_for_read(TidyWorkflow) == "default"
     assert router.allow_migrate(REPLICA, "console") is False and router.allow_migrate("default", "console") is True
+
+
+def test_error_reports_hide_the_replica_url():
+    from console.security.error_reports import ConsoleExceptionReporterFilter
+
+    url = "postgresql://tidy_reader:hunter2-replica@replica.example/wms"
+    shown = ConsoleExceptionReporterFilter().cleanse_setting("DATABASE_REPLICA_URL", url)
+    assert "hunter2" not in str(shown)
