@@ -290,34 +290,41 @@ def pages() -> dict[str, tuple[str, dict]]:
 @dataclass(frozen=True)
 class Timing:
     wall_ms: float  # median wall-clock time of one
-    cpu_ms: float  # CPU per one: this process (Django) plus the database server's processes
+    cpu_ms: float  # CPU per one: this process (Django) plus its database backend and parallel workers
 
 
 def _server_processes():
-    """The PostgreSQL server's postmaster (its backends are its children) when it runs on this
-    machine and may be read, else None (the CPU column is then this process's only)."""
+    """The PostgreSQL server's postmaster and the pid of this connection's backend, when the server
+    runs on this machine and may be read, else None (the CPU column is then this process's only)."""
     from django.db import connection
 
     from bench._setup import postmaster_process
 
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT current_setting('data_directory')")
-            return postmaster_process(cursor.fetchone()[0])
+            cursor.execute("SELECT current_setting('data_directory'), pg_backend_pid()")
+            data_directory, backend = cursor.fetchone()
+        postmaster = postmaster_process(data_directory)
     except Exception:  # noqa: BLE001 - no superuser, another machine: Django's CPU only
         return None
+    return None if postmaster is None else (postmaster, backend)
 
 
-def _tree_cpu_seconds(proc) -> float:
-    """CPU seconds of the server's processes from /proc/<pid>/schedstat (nanoseconds, exact)."""
-    if proc is None:
+def _tree_cpu_seconds(server) -> float:
+    """CPU seconds of the backend serving this process and of its parallel workers, from
+    /proc/<pid>/schedstat (nanoseconds, exact). Not the server's background processes: after a
+    bulk load the checkpointer and autovacuum run for minutes, whatever the page."""
+    if server is None:
         return 0.0
+    postmaster, backend = server
     total = 0
-    for p in [proc, *proc.children(recursive=True)]:
+    for p in postmaster.children(recursive=True):
         try:
+            if p.pid != backend and f"parallel worker for PID {backend}" not in " ".join(p.cmdline()):
+                continue
             with open(f"/proc/{p.pid}/schedstat") as f:
                 total += int(f.read().split()[0])
-        except OSError:
+        except (OSError, Exception):  # noqa: BLE001 - a worker that ended while being read
             pass
     return total / 1e9
 
