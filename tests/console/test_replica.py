@@ -33,6 +33,7 @@ from tests.repair_support import at_source, fingerprint, key, make_user, paused
 
 pytestmark = [
     pytest.mark.serial,
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True, databases=["default", REPLICA]),
     pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="needs the embedded server and its pg_basebackup"),
 ]

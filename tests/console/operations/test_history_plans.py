@@ -7,6 +7,7 @@ gives a sequential scan of the journal here, as it does on a site's."""
 
 import re
 
+import pytest
 from django.db import connection
 
 from bench.history import HISTORY_TABLES, RECEIPTS_PER_WORKFLOW, USERNAME, history_bounded_plans, history_extend
@@ -62,6 +63,7 @@ def build() -> None:
         cursor.execute("ANALYZE console_notificationacknowledgement")
 
 
+@pytest.mark.slow
 def test_every_bounded_statement_reads_its_history_through_its_index(wms):
     build()
     plans = history_bounded_plans()
@@ -73,6 +75,7 @@ def test_every_bounded_statement_reads_its_history_through_its_index(wms):
     assert not unindexed, "\n\n".join(f"--- {name}\n{text}" for name, text in unindexed.items())
 
 
+@pytest.mark.slow
 def test_the_counters_bound_given_as_a_subquery_is_a_guess_of_a_third_of_the_receipts(wms):
     """The reason the watermark is read first: with the bound as a subquery, as it was, the planner
     cannot know it: it guesses a third of the receipts or scans them all (on millions of them, a
