@@ -27,6 +27,7 @@ class ConsoleConfig(AppConfig):
         )
         from console.repair import signals  # noqa: F401
         from console.repair.checks import check_audit_is_append_only
+        from console.replica.checks import check_replica_settings
         from console.security import checks, role_audit, terminals, throttling  # noqa: F401
 
         register(check_audit_is_append_only, Tags.database)
@@ -37,6 +38,7 @@ class ConsoleConfig(AppConfig):
         register(check_silences_are_append_only, Tags.database)
         register(check_silence_endings_are_append_only, Tags.database)
         register(check_chat_channels)
+        register(check_replica_settings)
 
 
 class ConsoleAdminConfig(admin_apps.AdminConfig):

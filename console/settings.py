@@ -209,6 +209,22 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": parse_database_url("DATABASE_URL", DATABASE_URL).django_database()}
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# DATABASE_REPLICA_URL (or _FILE): a streaming replica of that database. The read-only pages and
+# /metrics read from it, everything else from the primary (design §16, console/replica/); unset,
+# everything reads the primary. Kept out of the settings by name: it may hold a password.
+replica_url = env_secret("DATABASE_REPLICA_URL")
+if replica_url:
+    DATABASES["replica"] = parse_database_url("DATABASE_REPLICA_URL", replica_url).django_database()
+    DATABASES["replica"]["CONN_MAX_AGE"] = DATABASES["default"]["CONN_MAX_AGE"]
+    DATABASES["replica"]["CONN_HEALTH_CHECKS"] = True
+    # A replica that does not answer costs a request at most this long before the primary serves it.
+    DATABASES["replica"]["OPTIONS"].setdefault("connect_timeout", "2")
+    # The test database is the primary's own, copied by the replication itself.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+del replica_url
+DATABASE_ROUTERS = ["console.replica.router.ReplicaRouter"]
+# Lag beyond which the read-only pages read the primary again (and say so).
+REPLICA_MAX_LAG_SECONDS = env_int("REPLICA_MAX_LAG_SECONDS", 30, minimum=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- WCS ------------------------------------------------------------------------------------
@@ -341,6 +357,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After sign-in: which database the request's reads use (the read replica's pages, design §16).
+    "console.replica.middleware.ReplicaMiddleware",
     # After sign-in and htmx: no-store on signed-in answers, the idle timeout's activity.
     "console.security.terminals.SharedTerminalMiddleware",
     # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.

@@ -261,6 +261,10 @@ class RecoveryDecision(models.Model):
             # /recovery/observe/: the observed decisions, newest first.
             models.Index(fields=["-decided_at", "-id"], condition=models.Q(observed=True),
                          name="recovery_decision_observed_idx"),
+            # The analytics' pauses in a window: the few applied PAUSE decisions, not every decision
+            # of the window (callbacks journal one per finish; design §16, cost independent of history).
+            models.Index(fields=["decided_at"], condition=models.Q(action="PAUSE", observed=False),
+                         name="recovery_decision_pause_idx"),
         ]
         # At most one decision per workflow per cycle, enforced by the database: a second
         # decision in the same cycle (two workers believing they own one shard) is refused.

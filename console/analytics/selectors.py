@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils.translation import gettext, gettext_lazy
 
 from console.analytics import sql as analytics_sql
@@ -17,6 +18,7 @@ from console.rack_map.drawing import parse_code
 from console.readers import fetch_dicts, fetch_rows
 from console.readers.shifts import shift_starts, warehouse_zone
 from console.repair.registry import resolving_actions
+from console.replica import read_alias
 
 METRICS = {"acknowledge": gettext_lazy("Time to acknowledge"), "resolve": gettext_lazy("Time to resolve")}
 METRIC_HELP = {
@@ -126,7 +128,13 @@ def _stat(row: dict) -> Stat:
 
 def analytics(*, now: datetime) -> Analytics:
     """Both metrics: over the last 7 and 30 days (by start), overall and by reason, aisle and shift,
-    and the last TREND_WEEKS weeks' trend."""
+    and the last TREND_WEEKS weeks' trend. Read in one transaction without JIT (ANALYTICS_SETTINGS)."""
+    with transaction.atomic(using=read_alias()):
+        fetch_rows(analytics_sql.ANALYTICS_SETTINGS, {})
+        return _analytics(now=now)
+
+
+def _analytics(*, now: datetime) -> Analytics:
     window_since = now - timedelta(days=max(WINDOWS))
     spaces = [row[0] for row in fetch_rows(analytics_sql.ANALYTICS_SPACES, {"since": window_since})]
     reports = {m: MetricReport(m, Row("", ""), [Breakdown(d, []) for d in DIMENSIONS], []) for m in METRICS}

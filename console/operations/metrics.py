@@ -9,9 +9,10 @@ so they never decrease.
 import hmac
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -24,6 +25,7 @@ from console.readers import sql as readers_sql
 from console.readers.flow import active_job_ages
 from console.readers.recovery import recovery_health
 from console.readers.stalled import stalled_before
+from console.replica import read_alias, read_connection, replica_configured, replica_state
 from recovery.engine.callbacks import DURATION_BUCKETS
 from recovery.engine.decisions import PAUSE_REASONS, Action
 from recovery.models import CallbackReceipt
@@ -37,6 +39,9 @@ DELIVERY_OUTCOMES = {True: "sent", False: "failed"}
 # tidy_outbound_requests_total's label values (recovery/runtime/retention_sql.py: OUTBOUND_TARGET, OUTBOUND_OUTCOME).
 OUTBOUND_TARGETS = ("wcs_snapshot", "webhook")
 OUTBOUND_OUTCOMES = ("ok", "http_error", "no_answer")
+# A journal never folded yet counts every row: from before any journal row (as retention's first
+# fold starts, recovery/runtime/retention_sql.py ENSURE_FOLD_ROW).
+NEVER_FOLDED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def reason_label(reason: str | None) -> str:
@@ -77,7 +82,8 @@ def metrics_snapshot() -> MetricsSnapshot:
         decisions=dict.fromkeys(DECISIONS, 0),
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )
-    with transaction.atomic(), connection.cursor() as cursor:
+    # On the replica when the scrape reads from it (console.replica); the timeout is this transaction's only.
+    with transaction.atomic(using=read_alias()), read_connection().cursor() as cursor:
         cursor.execute(operations_sql.METRICS_STATEMENT_TIMEOUT)
         oldest_paused = []
         cursor.execute(operations_sql.WORKFLOW_COUNTS)
@@ -102,10 +108,12 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(operations_sql.LAST_CYCLE_DURATION)
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.last_cycle_duration = row[0] / 1000.0
-        cursor.execute(operations_sql.RECOVERY_DECISION_COUNTS)
+        cursor.execute(operations_sql.JOURNAL_WATERMARKS)
+        since = dict(cursor.fetchall())
+        cursor.execute(operations_sql.RECOVERY_DECISION_COUNTS, {"since": since.get("decisions", NEVER_FOLDED)})
         for action, total in cursor.fetchall():
             snap.decisions[action] = total
-        cursor.execute(operations_sql.CALLBACK_COUNTS)
+        cursor.execute(operations_sql.CALLBACK_COUNTS, {"since": since.get("callbacks", NEVER_FOLDED)})
         for endpoint, outcome, total in cursor.fetchall():
             snap.callbacks[(endpoint, outcome)] = total
         # Every channel at 0: the built-in ones but `chat` (its rows count under their channel's
@@ -121,7 +129,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         if (row := cursor.fetchone()) and row[0] is not None:
             snap.wcs_last_heard_age = row[0]
         snap.outbound = {(t, o): 0 for t in OUTBOUND_TARGETS for o in OUTBOUND_OUTCOMES}
-        cursor.execute(operations_sql.OUTBOUND_REQUEST_COUNTS)
+        cursor.execute(operations_sql.OUTBOUND_REQUEST_COUNTS, {"since": since.get("outbound", NEVER_FOLDED)})
         for target, outcome, total in cursor.fetchall():
             snap.outbound[(target, outcome)] = total
         ages = active_job_ages(cursor)
@@ -131,7 +139,7 @@ def metrics_snapshot() -> MetricsSnapshot:
         cursor.execute(operations_sql.CALLBACK_UNKNOWN_FIELD_COUNTS)
         for endpoint, name, total in cursor.fetchall():
             snap.callback_unknown_fields[(endpoint, name)] = total
-        snap.callback_durations = _callback_durations(cursor)
+        snap.callback_durations = _callback_durations(cursor, since.get("callbacks", NEVER_FOLDED))
         cursor.execute(operations_sql.LOG_RECORDS_DROPPED)
         snap.log_records_dropped = cursor.fetchone()[0]
         snap.notifications_open = open_notification_counts()
@@ -139,10 +147,10 @@ def metrics_snapshot() -> MetricsSnapshot:
     return snap
 
 
-def _callback_durations(cursor) -> dict[str, tuple[dict[float, float], float]]:
+def _callback_durations(cursor, since: datetime) -> dict[str, tuple[dict[float, float], float]]:
     bounds = (*DURATION_BUCKETS, math.inf)
     durations = {e.value: (dict.fromkeys(bounds, 0.0), 0.0) for e in CallbackReceipt.Endpoint}
-    cursor.execute(operations_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS)})
+    cursor.execute(operations_sql.CALLBACK_DURATION_BUCKETS, {"bounds": list(DURATION_BUCKETS), "since": since})
     for endpoint, bucket, total in cursor.fetchall():
         counts, seconds = durations.setdefault(endpoint, (dict.fromkeys(bounds, 0.0), 0.0))
         if bucket == "_sum_us":
@@ -257,6 +265,12 @@ class ConsoleCollector(Collector):
         yield CounterMetricFamily("tidy_log_records_dropped",
                                   "Log lines dropped because a process's log output did not keep up (every process).",
                                   value=s.log_records_dropped)
+        if replica_configured():  # only with DATABASE_REPLICA_URL set (design §16)
+            state = replica_state(fresh=True)
+            yield _gauge("tidy_replica_lag_seconds",
+                         "Seconds the read replica's replay is behind the primary (0 when it has replayed all it "
+                         "received; NaN when it does not answer).",
+                         state.lag_seconds if state.answering else math.nan)
 
 
 def _authorized(request) -> bool:

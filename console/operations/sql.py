@@ -29,11 +29,18 @@ LIMIT 1
 """
 
 
-# The /metrics counters: folded totals plus the journal rows not folded yet.
-def _folded_before(journal: str) -> str:
-    """The moment before which `journal`'s rows are already in its folded totals (retention folds,
-    then deletes; recovery/runtime/retention.py): a counter adds the rows from then on."""
-    return f"coalesce((SELECT folded_before FROM recovery_journalfold WHERE journal = '{journal}'), '-infinity')"
+# The /metrics counters: folded totals plus the journal rows not folded yet. Each journal's
+# watermark (the moment before which its rows are already in its folded totals: retention folds,
+# then deletes; recovery/runtime/retention.py) is read first, by itself, and each counter gets it
+# as %(since)s: a bound the planner knows when it plans the statement, so it reads the rows from
+# then on through the time index whatever the history. Given as a subquery instead, the bound is
+# unknown at plan time and PostgreSQL scans every row of the journal (docs/operations.md, "Cost
+# and history").
+JOURNAL_WATERMARKS = """
+SELECT journal,
+       folded_before
+FROM recovery_journalfold                                   -- one row per journal, three at most
+"""
 
 
 WORKFLOW_COUNTS = """
@@ -66,7 +73,7 @@ WHERE in_or_out = 28
 
 # Counters: the totals folded by recovery.runtime.retention plus the rows newer than its watermark
 # (callback_receipt_time_idx / recovery_decision_time_idx), so they survive row deletion.
-CALLBACK_COUNTS = f"""
+CALLBACK_COUNTS = """
 SELECT endpoint,
        outcome,
        sum(n)::bigint AS total
@@ -78,7 +85,7 @@ FROM (
     -- A row may stand for several requests (401s: one row per endpoint and minute).
     SELECT endpoint, outcome, sum(request_count)
     FROM recovery_callbackreceipt
-    WHERE received_at >= {_folded_before('callbacks')}
+    WHERE received_at >= %(since)s                          -- callback_receipt_time_idx
     GROUP BY endpoint, outcome
 ) AS counted
 GROUP BY endpoint, outcome
@@ -99,11 +106,11 @@ GROUP BY endpoint, field
 # tidy_callback_duration_seconds: per endpoint, each bucket's own count (its upper bound, '+Inf'
 # beyond the last; not cumulative) and '_sum_us', the sum in microseconds; the folded totals
 # plus the receipts not folded yet (as recovery.runtime.retention_sql.FOLD_CALLBACK_DURATIONS counts them).
-CALLBACK_DURATION_BUCKETS = f"""
+CALLBACK_DURATION_BUCKETS = """
 WITH unfolded AS MATERIALIZED (
     SELECT endpoint, duration_ms
     FROM recovery_callbackreceipt
-    WHERE received_at >= {_folded_before('callbacks')}     -- callback_receipt_time_idx
+    WHERE received_at >= %(since)s                          -- callback_receipt_time_idx
       AND duration_ms IS NOT NULL
 )
 SELECT endpoint,
@@ -131,7 +138,7 @@ GROUP BY endpoint, bucket
 
 # Decisions the background recovery applied (source RECOVERY, not observed); callbacks and
 # repairs journal theirs with another source, observe mode its own as observed (folded as OBSERVED).
-RECOVERY_DECISION_COUNTS = f"""
+RECOVERY_DECISION_COUNTS = """
 SELECT action,
        sum(n)::bigint AS total
 FROM (
@@ -144,7 +151,7 @@ FROM (
     FROM recovery_recoverydecision
     WHERE source = 'RECOVERY'
       AND NOT observed
-      AND decided_at >= {_folded_before('decisions')}
+      AND decided_at >= %(since)s                           -- recovery_decision_time_idx
     GROUP BY action
 ) AS counted
 GROUP BY action
@@ -195,7 +202,7 @@ FROM (
            {retention_sql.OUTBOUND_OUTCOME},
            count(*)
     FROM recovery_outboundhttprequest
-    WHERE started_at >= {_folded_before('outbound')}
+    WHERE started_at >= %(since)s                           -- outbound_http_time_idx
       AND {retention_sql.OUTBOUND_COUNTED}
     GROUP BY 1, 2
 ) AS counted
@@ -216,8 +223,12 @@ GROUP BY target, outcome
 # identity key's first column.
 _OBSERVED_FROM = """
 FROM recovery_recoverydecision AS d
-LEFT JOIN alg.tidy_workflow AS w
-    ON w.workflow_id = d.workflow_id                            -- tidy_workflow_pkey
+LEFT JOIN LATERAL (
+    SELECT w.status
+    FROM alg.tidy_workflow AS w
+    WHERE w.workflow_id = d.workflow_id                         -- tidy_workflow_pkey: a probe (LIMIT 1), never
+    LIMIT 1                                                     -- a hash of every workflow of the history
+) AS w ON true
 LEFT JOIN LATERAL (
     SELECT a.action, a.reason
     FROM recovery_recoverydecision AS a

@@ -19,7 +19,6 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone, translation
 from django.utils.formats import number_format
@@ -30,6 +29,7 @@ from django.utils.translation import gettext, gettext_lazy
 from console.cordons.selectors import cordons_in_force
 from console.rack_map import sql as map_sql
 from console.readers.stalled import stalled_before
+from console.replica import read_connection
 
 # Filter values, in legend order. "active" includes the stalled ones (they are active too).
 STATES = {
@@ -233,7 +233,7 @@ class RackMap:
 
 
 def _fetch(sql: str, params: dict) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

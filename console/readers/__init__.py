@@ -7,20 +7,20 @@ console.input_checks), the models and recovery."""
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db import connection
 from django.db.models import Q, QuerySet
 
 from console.input_checks import is_ascii_int
+from console.replica import read_connection
 
 
 def fetch_rows(sql: str, params: dict) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
 def fetch_dicts(sql: str, params: dict) -> list[dict]:
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         columns = [c.name for c in cursor.description]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

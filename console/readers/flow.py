@@ -5,12 +5,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import connection
 from django.db.models import Count, Min
 from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from console.readers import sql as readers_sql
+from console.replica import read_connection
 from recovery.engine.evidence import TIDY_MOVE
 from recovery.models import (
     TIDY_JOB_ID,
@@ -155,7 +155,7 @@ def active_job_ages(cursor=None) -> JobAges:
     """readers_sql.ACTIVE_JOB_AGES; `cursor`: the caller's (the metrics scrape reads everything
     in one transaction), else a new one."""
     if cursor is None:
-        with connection.cursor() as own:
+        with read_connection().cursor() as own:
             return active_job_ages(own)
     cursor.execute(readers_sql.ACTIVE_JOB_AGES)
     return JobAges(*cursor.fetchone())
@@ -163,6 +163,6 @@ def active_job_ages(cursor=None) -> JobAges:
 
 def completed_job_durations(*, window: timedelta = timedelta(hours=1), now: datetime | None = None) -> JobDurations:
     since = (now or timezone.now()) - window
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(readers_sql.COMPLETED_JOB_DURATIONS, {"since": since})
         return JobDurations(window, *cursor.fetchone())

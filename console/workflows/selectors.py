@@ -16,6 +16,7 @@ from django.utils import timezone
 from console.input_checks import BIGINT_MAX, is_ascii_int
 from console.readers import EPOCH, Cursor
 from console.readers.recovery import retained_lock_count
+from console.replica import read_connection
 from console.workflows import sql as workflows_sql
 from recovery.engine.evidence import TidyRecoveryEvidence, evidence_for_workflow, evidence_from_json
 from recovery.engine.prepared import run_prepared
@@ -117,7 +118,7 @@ def blocked_steps(*, spaces: list[str]) -> dict[str, list[BlockedStep]]:
     if not spaces:
         return {}
     wanted = set(spaces)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(workflows_sql.OPEN_STEPS_USING_SPACES, {"spaces": list(wanted)})
         return _by_space([BlockedStep(*row) for row in cursor.fetchall()], wanted)
 

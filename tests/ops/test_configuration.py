@@ -67,6 +67,12 @@ def _manage(*args, **env):
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_APPLY_WORKERS": "0"},
      "RECOVERY_APPLY_WORKERS"),
     ({"DATABASE_URL": "postgresql://localhost/tidy", "RECOVERY_MODE": "dry-run"}, "RECOVERY_MODE"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "DATABASE_REPLICA_URL": "mysql://replica/tidy"},
+     "DATABASE_REPLICA_URL"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "DATABASE_REPLICA_URL": "postgresql://replica:port/tidy"},
+     "DATABASE_REPLICA_URL"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "DATABASE_REPLICA_URL": "postgresql://replica/tidy",
+      "REPLICA_MAX_LAG_SECONDS": "0"}, "REPLICA_MAX_LAG_SECONDS"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
     result = _manage("check", SECRET_KEY="x", **env)

@@ -5,7 +5,6 @@ Checked with EXPLAIN on real row counts (a long history, then ANALYZE), not with
 enable_seqscan off: the planner picks the index because it is cheaper on a table this size, as
 it will on a site's, and a statement no index serves would show a Seq Scan here."""
 
-import re
 from datetime import timedelta
 
 import pytest
@@ -16,6 +15,7 @@ from console.analytics import sql as analytics_sql
 from console.analytics.selectors import _params
 from console.casefile.sources import notifications_about
 from recovery.models import CallbackReceipt
+from tests.query_plans import plan, reads_through_an_index
 from tests.repair_support import paused
 
 NOTIFICATIONS = 40_000
@@ -45,18 +45,6 @@ SELECT now() - make_interval(secs => g), 'job-status', 'TDY-' || (20000000 + g /
        20000000 + g / 20, 1, '', 2, '', 200, 'ACCEPTED', '', '{}'::jsonb, 1.0
 FROM generate_series(1, %(count)s) AS g
 """
-
-
-def plan(sql: str, params=None) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + sql, params)
-        return "\n".join(row[0] for row in cursor.fetchall())
-
-
-def reads_through_an_index(text: str, table: str, index: str) -> bool:
-    return not re.search(rf"Seq Scan on {table}\b", text) and (f"Index Scan using {index}" in text
-                                                   or f"Index Only Scan using {index}" in text
-                                                   or f"Bitmap Index Scan on {index}" in text)
 
 
 @pytest.fixture
