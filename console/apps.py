@@ -15,6 +15,7 @@ class ConsoleConfig(AppConfig):
         # repair attempt) and the database-role checks, which register themselves when imported.
         from console import languages  # noqa: F401
         from console.cordons.checks import check_cordon_lifts_are_append_only, check_cordons_are_append_only
+        from console.database import schema  # noqa: F401  (the search_path before migrating, on connecting)
         from console.notes.checks import check_notes_are_append_only
         from console.notifications.checks import (
             check_acknowledgements_are_append_only,
@@ -25,6 +26,7 @@ class ConsoleConfig(AppConfig):
         from console.repair.checks import check_audit_is_append_only
         from console.security import checks, role_audit, terminals, throttling  # noqa: F401
 
+        register(schema.check_console_schema_in_use, Tags.database)
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)

@@ -162,3 +162,23 @@ def env_choice(name: str, default: str, *, choices) -> str:
         if raw.strip().lower() == choice.lower():
             return choice
     raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+
+
+# A schema of the console's own: a plain lower-case PostgreSQL name, never one of the WMS's or the
+# server's own.
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_NOT_THE_CONSOLES = {"public", "alg", "information_schema"}
+
+
+def env_schema_name(name: str, default: str) -> str:
+    """The name of a schema the console may own; a bad one stops the program, naming the variable."""
+    raw = os.environ.get(name, "").strip() or default
+    if not _SCHEMA_NAME.fullmatch(raw):
+        raise ImproperlyConfigured(
+            f"{name} must be a lower-case PostgreSQL name (letters, digits and _, at most 63, not starting with a "
+            f"digit), got {raw!r}")
+    if raw in _NOT_THE_CONSOLES or raw.startswith("pg_"):
+        raise ImproperlyConfigured(
+            f"{name} must name a schema of the console's own, not {raw!r} (the WMS's tables or the server's "
+            f"catalogue live there)")
+    return raw

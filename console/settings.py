@@ -19,6 +19,7 @@ from console.env import (
     env_list,
     env_proxy_ssl_header,
     env_regex,
+    env_schema_name,
     env_secret,
     env_str,
     env_times,
@@ -163,6 +164,12 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": parse_database_url("DATABASE_URL", DATABASE_URL).django_database()}
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The console's own tables (Django's, django-q2's, recovery_*, console_*) live in this schema,
+# never in `public` beside the WMS's tables, which every statement names with their schema. The
+# schema is reached through the role's search_path in this database (`<schema>, public`), which
+# `migrate` and `manage.py db_roles` set: no libpq startup option and no session SET, so PgBouncer in
+# transaction mode serves it as is (console/database/schema.py, docs/operations.md).
+CONSOLE_DB_SCHEMA = env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- WCS ------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_pau
 JOB_BACKLOG = """
 SELECT count(*),
        extract(epoch FROM now() - min(created_at))::float8 AS oldest_age_seconds
-FROM mydo_job
+FROM public.mydo_job
 WHERE in_or_out = 28
 """
 

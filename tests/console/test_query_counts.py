@@ -65,7 +65,7 @@ def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, super
 
     # The ORM's quoted names: the evidence statement the live fragment needs reads some of the
     # same tables unquoted.
-    for table in ('FROM "alg"."tidy_step"', 'FROM "mydo_job_finish"', 'FROM "alg"."tidy_callback_event"',
+    for table in ('FROM "alg"."tidy_step"', 'FROM "public"."mydo_job_finish"', 'FROM "alg"."tidy_callback_event"',
                   'FROM "recovery_callbackreceipt"'):
         assert not touches(live, table), table
         assert touches(history, table) and touches(whole, table), table
