@@ -5,6 +5,7 @@ production differs only by environment variables, documented in .env.example.
 """
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from console import devdb
 from console.env import (
+    database_url_names_application,
     env_bool,
     env_choice,
     env_int,
@@ -24,6 +26,7 @@ from console.env import (
     env_str,
     env_times,
     parse_database_url,
+    process_application_name,
 )
 from recovery.logs.logcontext import LOG_FORMATS, default_log_format, logging_config
 
@@ -170,6 +173,11 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # `migrate` and `manage.py db_roles` set: no libpq startup option and no session SET, so PgBouncer in
 # transaction mode serves it as is (console/database/schema.py, docs/operations.md).
 CONSOLE_DB_SCHEMA = env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console")
+# Every connection says which process it is (pg_stat_activity.application_name): tidy-web,
+# tidy-qcluster or tidy-cli here, tidy-recovery-lease on the lease connection. One given in
+# DATABASE_URL (?application_name=... or options=-c application_name=...) wins.
+if not database_url_names_application(DATABASES["default"]["OPTIONS"]):
+    DATABASES["default"]["OPTIONS"]["application_name"] = process_application_name(sys.argv)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- WCS ------------------------------------------------------------------------------------
