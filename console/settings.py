@@ -178,6 +178,10 @@ CONSOLE_DB_SCHEMA = env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console")
 # DATABASE_URL (?application_name=... or options=-c application_name=...) wins.
 if not database_url_names_application(DATABASES["default"]["OPTIONS"]):
     DATABASES["default"]["OPTIONS"]["application_name"] = process_application_name(sys.argv)
+# Page and /metrics reads run under this statement timeout (SET LOCAL in the request's
+# transaction); a page that hits it answers 503 naming it. Recovery, callbacks and repairs are not
+# bound by it (console/database/timeouts.py).
+CONSOLE_STATEMENT_TIMEOUT_MS = env_int("CONSOLE_STATEMENT_TIMEOUT_MS", 5000, minimum=100, maximum=600_000)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- WCS ------------------------------------------------------------------------------------
@@ -303,6 +307,9 @@ MIDDLEWARE = [
     "console.security.terminals.SharedTerminalMiddleware",
     # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
+    # Innermost: a page's or /metrics' reads in one transaction under CONSOLE_STATEMENT_TIMEOUT_MS,
+    # a 503 naming it when one runs longer (never around the session's save or the sign-in log).
+    "console.database.timeouts.StatementTimeoutMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"

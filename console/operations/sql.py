@@ -5,10 +5,8 @@ touches few rows. The readiness probe and the flow page read console.readers.sql
 from recovery.runtime import retention_sql
 
 # --- metrics (console/operations/metrics.py) -----------------------------------------------
-# Bounds a scrape that meets a locked table or a slow server (SET LOCAL: this transaction only).
-METRICS_STATEMENT_TIMEOUT = """
-SET LOCAL statement_timeout = '5s'
-"""
+# A scrape that meets a locked table or a slow server is bounded by CONSOLE_STATEMENT_TIMEOUT_MS,
+# set for the request's transaction (console/database/timeouts.py).
 
 
 LAST_SUCCESS_AGE = """

@@ -48,7 +48,8 @@ def test_the_paused_list_runs_the_same_queries_at_any_size_and_filter(wms, super
     build(40)
     large = counts(first)
     assert large == small
-    assert max(full for full, _ in large) <= 8
+    # Eight reads, and the statement timeout set for the page's transaction (console.database.timeouts).
+    assert max(full for full, _ in large) <= 9
 
 
 def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, supervisor_client):

@@ -5,6 +5,7 @@ tables stay in public; every process finds the console's tables through its role
 (no startup option, no session SET that a transaction-mode pool would hand to another client)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -240,3 +241,20 @@ def test_the_system_check_says_when_the_console_schema_is_not_in_use(db, setting
         cursor.execute("CREATE SCHEMA tidy_console_elsewhere")  # rolled back with the test
     (warning,) = check_console_schema_in_use(databases=["default"])
     assert warning.id == "console.W122" and "tidy_console" in warning.msg and "db_roles" in warning.hint
+
+
+# A WMS table right after an SQL keyword, without its schema.
+UNQUALIFIED_WMS_TABLE = re.compile(
+    r"\b(FROM|JOIN|INTO|UPDATE|TABLE|ON|EXISTS|ANALYZE|TRUNCATE)\s+\"?(mydo_job_finish|mydo_job|bas_stock|bas_cargo_space)\b")
+
+
+def test_every_statement_of_the_product_names_the_wms_tables_with_their_schema():
+    found = []
+    for folder in ("recovery", "console", "bench", "deploy"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in {".py", ".sql"} or "migrations" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if UNQUALIFIED_WMS_TABLE.search(line) and not line.lstrip().startswith(("#", "--")):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == [], "name them public.<table>:\n" + "\n".join(found)
