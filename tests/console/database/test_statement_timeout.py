@@ -72,16 +72,18 @@ def test_a_page_that_waits_too_long_answers_503_naming_the_timeout(supervisor_cl
 
 def test_a_scrape_that_waits_too_long_answers_503_naming_the_timeout(client, settings):
     settings.CONSOLE_STATEMENT_TIMEOUT_MS = TIMEOUT_MS
-    assert client.get("/metrics").status_code == 200
+    settings.METRICS_TOKEN = "statement-timeout-test-token"  # /metrics is closed without one on a configured database
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {settings.METRICS_TOKEN}"}
+    assert client.get("/metrics", **bearer).status_code == 200
     holder = _hold("alg.tidy_workflow")
     try:
-        answer = client.get("/metrics")
+        answer = client.get("/metrics", **bearer)
     finally:
         holder.close()
     assert answer.status_code == 503
     assert answer["Content-Type"].startswith("text/plain")
     assert "CONSOLE_STATEMENT_TIMEOUT_MS (300 ms)" in answer.content.decode()
-    assert client.get("/metrics").status_code == 200
+    assert client.get("/metrics", **bearer).status_code == 200
 
 
 def test_a_repair_page_is_not_bound_and_waits_for_the_lock(supervisor_client, settings):
