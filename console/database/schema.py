@@ -139,8 +139,9 @@ def check_console_schema_in_use(app_configs=None, databases=None, **kwargs):
     if current == schema:
         return []
     if not exists:
-        return [Warning(f"The console's schema {schema} (CONSOLE_DB_SCHEMA) does not exist in database {database}.",
-                        hint="Run `manage.py migrate` (it creates the schema and moves the console's tables there).",
+        # Also shown once by the first `migrate` itself, which then creates it.
+        return [Warning(f"The console's schema {schema} (CONSOLE_DB_SCHEMA) does not exist yet in database "
+                        f"{database}.", hint="`manage.py migrate` creates it (and moves the console's tables there).",
                         id="console.W121")]
     return [Warning(f"This role's sessions in database {database} create and look up tables in {current}, not in "
                     f"the console's schema {schema} (CONSOLE_DB_SCHEMA).",
