@@ -80,16 +80,16 @@ INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
 SELECT g, s || g FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g,
                       unnest(ARRAY['CS-', 'CD-', 'CE-', 'CF-']) AS s;
 
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
 SELECT s || g, CASE s WHEN 'CS-' THEN 'CT-' || g WHEN 'CE-' THEN 'CU-' || g END
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['CS-', 'CD-', 'CE-', 'CF-']) AS s;
 
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+INSERT INTO public.bas_stock (tray_code, cargo_space_id, sku, qty)
 SELECT t || g, CASE t WHEN 'CT-' THEN 'CS-' ELSE 'CE-' END || g, 'SKU-' || k, k * 4
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['CT-', 'CU-']) AS t,
      generate_series(1, 3) AS k;
 
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 SELECT 'TDY-' || g || '-' || (2 * g - 1), 28, 3, 'CT-' || g, 'CS-' || g, 'CD-' || g
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 """
@@ -101,11 +101,11 @@ FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 # statistics of the warm-up's 200 workflows would price scans of tables ten times that size.
 HISTORY_ROWS = 20_000
 ANALYZE_SEEDED = """
-ANALYZE mydo_job_finish, alg.tidy_callback_event, mydo_job, alg.tidy_workflow, alg.tidy_step,
-        alg.tidy_space_lock, bas_stock, bas_cargo_space, recovery_callbackreceipt
+ANALYZE public.mydo_job_finish, alg.tidy_callback_event, public.mydo_job, alg.tidy_workflow, alg.tidy_step,
+        alg.tidy_space_lock, public.bas_stock, public.bas_cargo_space, recovery_callbackreceipt
 """
 HISTORY_SQL = """
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
                              finished_at)
 SELECT 'TDY-' || (1000000000 + g) || '-' || (2000000000 + g), 28, 4, 'HT-' || g, 'HS-' || g, 'HD-' || g,
        now() - interval '1 day'
@@ -120,18 +120,20 @@ FROM generate_series(1, %(n)s) AS g
 CHECKS = {
     "workflows whose first job was archived other than once": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-        WHERE (SELECT count(*) FROM mydo_job_finish f WHERE f.job_id = 'TDY-' || g || '-' || (2 * g - 1)) <> 1""",
+        WHERE (SELECT count(*) FROM public.mydo_job_finish f
+               WHERE f.job_id = 'TDY-' || g || '-' || (2 * g - 1)) <> 1""",
     "stock rows not at the first target (or duplicated)": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
         WHERE (SELECT count(*) FILTER (WHERE b.cargo_space_id = 'CD-' || g) <> 3 OR count(*) <> 3
-               FROM bas_stock b WHERE b.tray_code = 'CT-' || g)""",
+               FROM public.bas_stock b WHERE b.tray_code = 'CT-' || g)""",
     "second trays moved (must stay put)": """
-        SELECT count(*) FROM bas_stock b
+        SELECT count(*) FROM public.bas_stock b
         WHERE b.tray_code LIKE 'CU-%%' AND b.cargo_space_id NOT LIKE 'CE-%%'""",
     "spaces not in the terminal state": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-        WHERE (SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = 'CS-' || g) IS NOT NULL
-           OR (SELECT tray_code FROM bas_cargo_space WHERE cargo_space_id = 'CD-' || g) IS DISTINCT FROM 'CT-' || g""",
+        WHERE (SELECT tray_code FROM public.bas_cargo_space WHERE cargo_space_id = 'CS-' || g) IS NOT NULL
+           OR (SELECT tray_code FROM public.bas_cargo_space WHERE cargo_space_id = 'CD-' || g)
+              IS DISTINCT FROM 'CT-' || g""",
     "workflows without exactly one event for step 1": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
         WHERE (SELECT count(*) FROM alg.tidy_callback_event e
@@ -141,7 +143,8 @@ CHECKS = {
                               GROUP BY workflow_id, step_id, job_id, stage HAVING count(*) > 1) AS d""",
     "second jobs not created exactly once (status 1)": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
-        WHERE (SELECT count(*) FROM mydo_job j WHERE j.job_id = 'TDY-' || g || '-' || (2 * g) AND j.status = 1) <> 1""",
+        WHERE (SELECT count(*) FROM public.mydo_job j
+               WHERE j.job_id = 'TDY-' || g || '-' || (2 * g) AND j.status = 1) <> 1""",
     "steps not advanced (1 COMPLETED, 2 DISPATCHED)": """
         SELECT count(*) FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
         WHERE (SELECT status FROM alg.tidy_step WHERE step_id = 2 * g - 1) <> 'COMPLETED'

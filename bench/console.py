@@ -81,11 +81,11 @@ BUILD_SQL = [
        SELECT 2 * g - 2 + s, g, s, 'T' || g || '-' || s, 'S' || g || '-' || s || 'a', 'S' || g || '-' || s || 'b',
               CASE s WHEN 1 THEN 'DISPATCHED' ELSE 'PENDING' END
        FROM generate_series(1, %(n)s) AS g, generate_series(1, 2) AS s""",
-    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+    """INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
        SELECT cargo_space_id, tray_code FROM alg.tidy_step
        UNION ALL
        SELECT target_cargo_space_id, NULL FROM alg.tidy_step""",
-    """INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+    """INSERT INTO public.bas_stock (tray_code, cargo_space_id, sku, qty)
        SELECT tray_code, cargo_space_id, 'SKU-' || k, 10 * k FROM alg.tidy_step, generate_series(1, 2) AS k""",
     """INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id, locked_at)
        SELECT s.workflow_id, x.space, w.created_at
@@ -93,25 +93,27 @@ BUILD_SQL = [
        JOIN alg.tidy_workflow AS w USING (workflow_id)
        CROSS JOIN LATERAL (VALUES (s.cargo_space_id), (s.target_cargo_space_id)) AS x(space)""",
     # mod(g, 4) = 1: an active job naming another tray (RECOVERY_JOB_MISMATCH).
-    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, created_at)
+    """INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+                                    created_at)
        SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 2, 'X' || workflow_id, cargo_space_id,
               target_cargo_space_id, now() - interval '1 hour'
        FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 4) = 1""",
     # mod(g, 4) = 2: a matching active job, but the tray already moved (RECOVERY_ACTIVE_EVIDENCE_INVALID).
-    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, created_at)
+    """INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+                                    created_at)
        SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 3, tray_code, cargo_space_id,
               target_cargo_space_id, now() - interval '2 hours'
        FROM alg.tidy_step WHERE step_no = 1 AND mod(workflow_id, 4) = 2""",
-    """UPDATE bas_stock AS b SET cargo_space_id = s.target_cargo_space_id
+    """UPDATE public.bas_stock AS b SET cargo_space_id = s.target_cargo_space_id
        FROM alg.tidy_step AS s WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND b.tray_code = s.tray_code""",
-    """UPDATE bas_cargo_space AS c SET tray_code = NULL
+    """UPDATE public.bas_cargo_space AS c SET tray_code = NULL
        FROM alg.tidy_step AS s
        WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND c.cargo_space_id = s.cargo_space_id""",
-    """UPDATE bas_cargo_space AS c SET tray_code = s.tray_code
+    """UPDATE public.bas_cargo_space AS c SET tray_code = s.tray_code
        FROM alg.tidy_step AS s
        WHERE s.step_no = 1 AND mod(s.workflow_id, 4) = 2 AND c.cargo_space_id = s.target_cargo_space_id""",
     # mod(g, 4) = 3: archived as finished, but the stock never moved (RECOVERY_FINISH_EVIDENCE_INVALID).
-    """INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+    """INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
                                     created_at, finished_at)
        SELECT 'TDY-' || workflow_id || '-' || step_id, 28, 4, tray_code, cargo_space_id, target_cargo_space_id,
               now() - interval '3 hours', now() - interval '2 hours'
@@ -397,7 +399,7 @@ AISLES, LEVELS = 50, 20
 
 RACK_SQL = [
     # AISLES aisles of LEVELS levels; as many positions as make %(spaces)s spaces. Three in five hold a tray.
-    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+    """INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
        SELECT format('A%%s-%%s-%%s', lpad(a::text, 2, '0'), lpad(l::text, 2, '0'), lpad(p::text, 2, '0')),
               CASE WHEN mod(a + l + p, 5) < 3 THEN format('T%%s-%%s-%%s', a, l, p) END
        FROM generate_series(1, %(aisles)s) AS a, generate_series(1, %(levels)s) AS l,
@@ -424,13 +426,14 @@ RACK_SQL = [
        SELECT workflow_id, cargo_space_id FROM alg.tidy_step
        UNION SELECT workflow_id, target_cargo_space_id FROM alg.tidy_step""",
     # Jobs of the active ones; every third has not changed for an hour (stalled).
-    """INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id, updated_at)
+    """INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+                                    updated_at)
        SELECT 'TDY-' || s.workflow_id || '-' || s.step_id, 28, 2, s.tray_code, s.cargo_space_id,
               s.target_cargo_space_id, now() - CASE WHEN mod(s.workflow_id, 3) = 0 THEN interval '1 hour'
                                                    ELSE interval '1 minute' END
        FROM alg.tidy_step AS s WHERE s.status = 'DISPATCHED'""",
     # A few codes the pattern cannot place (listed beside the map).
-    """INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+    """INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
        SELECT 'DOCK-' || g, NULL FROM generate_series(1, 5) AS g""",
     "ANALYZE",
 ]

@@ -16,6 +16,7 @@ class ConsoleConfig(AppConfig):
         # checks, which register themselves when imported.
         from console import languages  # noqa: F401
         from console.cordons.checks import check_cordon_lifts_are_append_only, check_cordons_are_append_only
+        from console.database import schema  # noqa: F401  (the search_path before migrating, on connecting)
         from console.identity import backends as identity_backends  # noqa: F401
         from console.identity import checks as identity_checks  # noqa: F401
         from console.notes.checks import check_notes_are_append_only
@@ -30,6 +31,7 @@ class ConsoleConfig(AppConfig):
         from console.replica.checks import check_replica_settings
         from console.security import checks, role_audit, terminals, throttling  # noqa: F401
 
+        register(schema.check_console_schema_in_use, Tags.database)
         register(check_audit_is_append_only, Tags.database)
         register(check_acknowledgements_are_append_only, Tags.database)
         register(check_notes_are_append_only, Tags.database)

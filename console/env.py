@@ -167,3 +167,47 @@ def env_choice(name: str, default: str, *, choices) -> str:
 def env_semicolon_list(name: str) -> list[str]:
     """`;`-separated values (group names or DNs, which contain commas themselves), blanks dropped."""
     return [item.strip() for item in os.environ.get(name, "").split(";") if item.strip()]
+# A schema of the console's own: a plain lower-case PostgreSQL name, never one of the WMS's or the
+# server's own.
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_NOT_THE_CONSOLES = {"public", "alg", "information_schema"}
+
+
+def env_schema_name(name: str, default: str) -> str:
+    """The name of a schema the console may own; a bad one stops the program, naming the variable."""
+    raw = os.environ.get(name, "").strip() or default
+    if not _SCHEMA_NAME.fullmatch(raw):
+        raise ImproperlyConfigured(
+            f"{name} must be a lower-case PostgreSQL name (letters, digits and _, at most 63, not starting with a "
+            f"digit), got {raw!r}")
+    if raw in _NOT_THE_CONSOLES or raw.startswith("pg_"):
+        raise ImproperlyConfigured(
+            f"{name} must name a schema of the console's own, not {raw!r} (the WMS's tables or the server's "
+            f"catalogue live there)")
+    return raw
+
+
+# --- which process a database connection belongs to (pg_stat_activity.application_name) ---------
+
+WEB, QCLUSTER, CLI = "tidy-web", "tidy-qcluster", "tidy-cli"
+# manage.py commands that are a process kind of their own; every other command is tidy-cli.
+_COMMAND_KINDS = {"runserver": WEB, "qcluster": QCLUSTER}
+
+
+def process_application_name(argv: list[str]) -> str:
+    """tidy-web under gunicorn (and runserver), tidy-qcluster for `manage.py qcluster` (its workers
+    are forked from it), tidy-cli for every other command, script or test run. The lease connection
+    names itself tidy-recovery-lease (recovery.runtime.lease)."""
+    path = os.path.normpath(argv[0]).split(os.sep) if argv else [""]
+    program = path[-1]
+    if "gunicorn" in path:  # the gunicorn script, or python -m gunicorn (.../gunicorn/__main__.py)
+        return WEB
+    if program == "manage.py" and len(argv) > 1:
+        return _COMMAND_KINDS.get(argv[1], CLI)
+    return CLI
+
+
+def database_url_names_application(options: dict[str, str]) -> bool:
+    """Whether DATABASE_URL already names the connection (?application_name=..., or
+    ?options=-c application_name=...): then that name is kept."""
+    return "application_name" in options or "application_name=" in options.get("options", "")

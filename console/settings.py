@@ -5,6 +5,7 @@ production differs only by environment variables, documented in .env.example.
 """
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,17 +14,20 @@ from django.core.exceptions import ImproperlyConfigured
 
 from console import devdb
 from console.env import (
+    database_url_names_application,
     env_bool,
     env_choice,
     env_int,
     env_list,
     env_proxy_ssl_header,
     env_regex,
+    env_schema_name,
     env_secret,
     env_semicolon_list,
     env_str,
     env_times,
     parse_database_url,
+    process_application_name,
 )
 from console.identity import config as identity_config
 from console.notifications.channels.config import load_channels
@@ -209,6 +213,21 @@ if EMBEDDED_DATABASE:
 DATABASES = {"default": parse_database_url("DATABASE_URL", DATABASE_URL).django_database()}
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The console's own tables (Django's, django-q2's, recovery_*, console_*) live in this schema,
+# never in `public` beside the WMS's tables, which every statement names with their schema. The
+# schema is reached through the role's search_path in this database (`<schema>, public`), which
+# `migrate` and `manage.py db_roles` set: no libpq startup option and no session SET, so PgBouncer in
+# transaction mode serves it as is (console/database/schema.py, docs/operations.md).
+CONSOLE_DB_SCHEMA = env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console")
+# Every connection says which process it is (pg_stat_activity.application_name): tidy-web,
+# tidy-qcluster or tidy-cli here, tidy-recovery-lease on the lease connection. One given in
+# DATABASE_URL (?application_name=... or options=-c application_name=...) wins.
+if not database_url_names_application(DATABASES["default"]["OPTIONS"]):
+    DATABASES["default"]["OPTIONS"]["application_name"] = process_application_name(sys.argv)
+# Page and /metrics reads run under this statement timeout (SET LOCAL in the request's
+# transaction); a page that hits it answers 503 naming it. Recovery, callbacks and repairs are not
+# bound by it (console/database/timeouts.py).
+CONSOLE_STATEMENT_TIMEOUT_MS = env_int("CONSOLE_STATEMENT_TIMEOUT_MS", 5000, minimum=100, maximum=600_000)
 # DATABASE_REPLICA_URL (or _FILE): a streaming replica of that database. The read-only pages and
 # /metrics read from it, everything else from the primary (design §16, console/replica/); unset,
 # everything reads the primary. Kept out of the settings by name: it may hold a password.
@@ -219,6 +238,9 @@ if replica_url:
     DATABASES["replica"]["CONN_HEALTH_CHECKS"] = True
     # A replica that does not answer costs a request at most this long before the primary serves it.
     DATABASES["replica"]["OPTIONS"].setdefault("connect_timeout", "2")
+    # The replica's connections say which process they are too.
+    if not database_url_names_application(DATABASES["replica"]["OPTIONS"]):
+        DATABASES["replica"]["OPTIONS"]["application_name"] = DATABASES["default"]["OPTIONS"].get("application_name")
     # The test database is the primary's own, copied by the replication itself.
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 del replica_url
@@ -363,6 +385,9 @@ MIDDLEWARE = [
     "console.security.terminals.SharedTerminalMiddleware",
     # Last, as django-axes asks: turns a refused (locked) sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
+    # Innermost: a page's or /metrics' reads in one transaction under CONSOLE_STATEMENT_TIMEOUT_MS,
+    # a 503 naming it when one runs longer (never around the session's save or the sign-in log).
+    "console.database.timeouts.StatementTimeoutMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"

@@ -113,7 +113,7 @@ class MydoJob(models.Model):
 
     class Meta:
         managed = False
-        db_table = "mydo_job"
+        db_table = '"public"."mydo_job"'
 
 
 class MydoJobFinish(models.Model):
@@ -132,7 +132,7 @@ class MydoJobFinish(models.Model):
 
     class Meta:
         managed = False
-        db_table = "mydo_job_finish"
+        db_table = '"public"."mydo_job_finish"'
 
 
 class BasStock(models.Model):
@@ -144,7 +144,7 @@ class BasStock(models.Model):
 
     class Meta:
         managed = False
-        db_table = "bas_stock"
+        db_table = '"public"."bas_stock"'
 
 
 class BasCargoSpace(models.Model):
@@ -153,7 +153,7 @@ class BasCargoSpace(models.Model):
 
     class Meta:
         managed = False
-        db_table = "bas_cargo_space"
+        db_table = '"public"."bas_cargo_space"'
 
 
 def tidy_job_id(workflow_id: int, step_id: int) -> str:

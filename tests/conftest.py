@@ -2,11 +2,11 @@ import pytest
 from django.db import connection
 
 from recovery.demo.warehouse import WarehouseBuilder, truncate_wms_tables
-from recovery.engine.wms_sql import WMS_TABLES
+from recovery.engine.wms_sql import WMS_TABLES, qualified
 
 # Whether any WMS table holds a row: none does at a test's start, unless something committed rows
 # outside the `wms` fixture (which empties them after a committed test).
-WMS_ROWS_LEFT = " OR ".join(f"EXISTS (SELECT FROM {table})" for table in WMS_TABLES)
+WMS_ROWS_LEFT = " OR ".join(f"EXISTS (SELECT FROM {qualified(table)})" for table in WMS_TABLES)
 
 # The sequences behind the WMS tables' identity and serial columns, started again at 1: a rolled
 # back test's rows are gone, but the numbers it drew are not (nextval is never rolled back).
@@ -43,7 +43,7 @@ def fresh_wms_tables() -> None:
         if cursor.fetchone()[0]:
             truncate_wms_tables()
         else:
-            cursor.execute(RESTART_WMS_SEQUENCES, {"tables": list(WMS_TABLES)})
+            cursor.execute(RESTART_WMS_SEQUENCES, {"tables": [qualified(t) for t in WMS_TABLES]})
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from console.database.timeouts import is_statement_timeout
 from console.models import NotificationDelivery
 from console.notifications.selectors import open_notification_counts
 from console.operations import sql as operations_sql
@@ -82,9 +83,9 @@ def metrics_snapshot() -> MetricsSnapshot:
         decisions=dict.fromkeys(DECISIONS, 0),
         callbacks={(e.value, o.value): 0 for e in CallbackReceipt.Endpoint for o in CallbackReceipt.Outcome},
     )
-    # On the replica when the scrape reads from it (console.replica); the timeout is this transaction's only.
+    # On the replica when the scrape reads from it (console.replica); the statement timeout is set on
+    # every connection the request reads (console.database.timeouts).
     with transaction.atomic(using=read_alias()), read_connection().cursor() as cursor:
-        cursor.execute(operations_sql.METRICS_STATEMENT_TIMEOUT)
         oldest_paused = []
         cursor.execute(operations_sql.WORKFLOW_COUNTS)
         for status, reason, count, oldest_age in cursor.fetchall():
@@ -299,6 +300,8 @@ def metrics(request):
     try:
         body = generate_latest(registry)
     except DatabaseError as exc:
+        if is_statement_timeout(exc):  # answered by the timeout's own 503, which names it
+            raise
         # The scrape fails (Prometheus sets up=0) and says why, without a stack trace page.
         return HttpResponse(f"the database did not answer: {type(exc).__name__}\n", status=503,
                             content_type="text/plain; charset=utf-8")

@@ -5,10 +5,8 @@ touches few rows. The readiness probe and the flow page read console.readers.sql
 from recovery.runtime import retention_sql
 
 # --- metrics (console/operations/metrics.py) -----------------------------------------------
-# Bounds a scrape that meets a locked table or a slow server (SET LOCAL: this transaction only).
-METRICS_STATEMENT_TIMEOUT = """
-SET LOCAL statement_timeout = '5s'
-"""
+# A scrape that meets a locked table or a slow server is bounded by CONSOLE_STATEMENT_TIMEOUT_MS,
+# set for the request's transaction (console/database/timeouts.py).
 
 
 LAST_SUCCESS_AGE = """
@@ -66,7 +64,7 @@ WHERE w.status = 'PAUSED_RECOVERY'                          -- tidy_workflow_pau
 JOB_BACKLOG = """
 SELECT count(*),
        extract(epoch FROM now() - min(created_at))::float8 AS oldest_age_seconds
-FROM mydo_job
+FROM public.mydo_job
 WHERE in_or_out = 28
 """
 

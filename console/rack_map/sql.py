@@ -23,7 +23,7 @@ WITH stalled AS (
         ORDER BY s.step_no
         LIMIT 1
     ) AS cur
-    JOIN mydo_job AS j
+    JOIN public.mydo_job AS j
       ON j.job_id = 'TDY-' || w.workflow_id || '-' || cur.step_id   -- mydo_job_pkey
     WHERE w.status = 'ACTIVE'                               -- tidy_workflow_active_idx
       AND j.status IN (1, 2, 3)
@@ -53,7 +53,7 @@ LEFT JOIN stalled AS st
 """
 
 
-RACK_MAP_ALL_SPACES = "bas_cargo_space"
+RACK_MAP_ALL_SPACES = "public.bas_cargo_space"
 
 
 RACK_MAP_ALL_LOCKS = "alg.tidy_space_lock"
@@ -61,7 +61,7 @@ RACK_MAP_ALL_LOCKS = "alg.tidy_space_lock"
 
 # %(codes)s: the codes of one aisle (and the codes no aisle takes), from RACK_MAP_CODES.
 RACK_MAP_OF_CODES_SPACES = """(SELECT cargo_space_id, tray_code
-    FROM bas_cargo_space                                    -- bas_cargo_space_pkey
+    FROM public.bas_cargo_space                                    -- bas_cargo_space_pkey
     WHERE cargo_space_id = ANY (%(codes)s::text[]))"""
 
 
@@ -72,7 +72,7 @@ RACK_MAP_OF_CODES_LOCKS = """(SELECT workflow_id, cargo_space_id
 
 # %(likes)s: LIKE patterns ('A01%' for aisle A01, wildcards in the aisle escaped).
 RACK_MAP_OF_PREFIXES_SPACES = """(SELECT cargo_space_id, tray_code
-    FROM bas_cargo_space
+    FROM public.bas_cargo_space
     WHERE cargo_space_id LIKE ANY (%(likes)s::text[]))"""
 
 
@@ -84,12 +84,12 @@ RACK_MAP_OF_PREFIXES_LOCKS = """(SELECT workflow_id, cargo_space_id
 # Every code the map places: the spaces, and locks on codes bas_cargo_space does not list.
 RACK_MAP_CODES = """
 SELECT c.cargo_space_id
-FROM bas_cargo_space AS c
+FROM public.bas_cargo_space AS c
 UNION ALL
 SELECT l.cargo_space_id
 FROM alg.tidy_space_lock AS l
 WHERE NOT EXISTS (SELECT 1
-                  FROM bas_cargo_space AS c
+                  FROM public.bas_cargo_space AS c
                   WHERE c.cargo_space_id = l.cargo_space_id)  -- bas_cargo_space_pkey
 """
 

@@ -152,7 +152,7 @@ LEFT JOIN LATERAL (
     ORDER BY st.step_no
     LIMIT 1
 ) AS s ON true
-LEFT JOIN mydo_job AS j
+LEFT JOIN public.mydo_job AS j
   ON j.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id  -- mydo_job_pkey
 """
 
@@ -206,7 +206,7 @@ FROM (
            percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM now() - created_at)) AS p,
            extract(epoch FROM now() - min(created_at))::float8 AS oldest,
            coalesce(sum(extract(epoch FROM now() - created_at)), 0)::float8 AS total
-    FROM mydo_job
+    FROM public.mydo_job
     WHERE in_or_out = 28
 ) AS a
 """
@@ -220,7 +220,7 @@ SELECT count(*) AS jobs,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) AS p50,
        percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) AS p95,
        extract(epoch FROM max(finished_at - created_at))::float8 AS longest
-FROM mydo_job_finish
+FROM public.mydo_job_finish
 WHERE finished_at >= %(since)s                              -- mydo_job_finish_finished_at_idx
   AND in_or_out = 28
 """

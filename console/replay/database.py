@@ -18,6 +18,7 @@ superuser, which `check_superuser` verifies before anything is written.
 import hashlib
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from recovery.engine.wms_sql import WMS_TABLES
@@ -103,16 +104,16 @@ STATE_QUERIES = {
         SELECT to_jsonb(e) - 'payload' FROM alg.tidy_callback_event AS e
         WHERE e.workflow_id = ANY (%(w)s::bigint[]) ORDER BY e.event_id""",
     "active_jobs": """
-        SELECT to_jsonb(j) FROM mydo_job AS j
+        SELECT to_jsonb(j) FROM public.mydo_job AS j
         WHERE j.job_id = ANY (%(jobs)s::text[]) ORDER BY j.job_id""",
     "finished_jobs": """
-        SELECT to_jsonb(f) FROM mydo_job_finish AS f
+        SELECT to_jsonb(f) FROM public.mydo_job_finish AS f
         WHERE f.job_id = ANY (%(jobs)s::text[]) ORDER BY f.finish_id""",
     "stock": """
-        SELECT to_jsonb(b) FROM bas_stock AS b
+        SELECT to_jsonb(b) FROM public.bas_stock AS b
         WHERE b.tray_code = ANY (%(trays)s::text[]) ORDER BY b.stock_id""",
     "cargo_spaces": """
-        SELECT to_jsonb(c) FROM bas_cargo_space AS c
+        SELECT to_jsonb(c) FROM public.bas_cargo_space AS c
         WHERE c.cargo_space_id = ANY (%(spaces)s::text[]) ORDER BY c.cargo_space_id""",
     "recovery_decisions": """
         SELECT to_jsonb(d) - 'evidence' FROM recovery_recoverydecision AS d
@@ -123,13 +124,13 @@ STATE_QUERIES = {
 }
 
 INSERT_SPACES = """
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
 SELECT space, tray
 FROM unnest(%(spaces)s::text[], %(trays)s::text[]) AS u (space, tray)
 """
 
 INSERT_STOCK = """
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+INSERT INTO public.bas_stock (tray_code, cargo_space_id, sku, qty)
 SELECT tray, space, sku, qty
 FROM unnest(%(trays)s::text[], %(spaces)s::text[], %(skus)s::text[], %(qtys)s::numeric[]) AS u (tray, space, sku, qty)
 """
@@ -148,7 +149,7 @@ WHERE workflow_id = %(w)s
 
 # A fixture fault: the job row lost, as a WMS restart without it would leave it.
 DELETE_ACTIVE_JOB = """
-DELETE FROM mydo_job
+DELETE FROM public.mydo_job
 WHERE job_id = %(job_id)s
 """
 
@@ -215,7 +216,8 @@ class Table:
 
     @property
     def label(self) -> str:
-        return self.name if self.schema == "public" else f"{self.schema}.{self.name}"
+        """The WMS's tables as WMS_TABLES lists them (mydo_job, alg.tidy_step), the console's by name."""
+        return self.name if self.schema in ("public", settings.CONSOLE_DB_SCHEMA) else f"{self.schema}.{self.name}"
 
     @property
     def qualified(self) -> str:
@@ -238,20 +240,21 @@ class Table:
         return "ROW(" + ", ".join(f"t.{_quote(k)}" for k in self.key) + ")::text"
 
 
-def _split(label: str) -> tuple[str, str]:
+def _split(label: str, default_schema: str) -> tuple[str, str]:
     schema, _, name = label.rpartition(".")
-    return schema or "public", name
+    return schema or default_schema, name
 
 
 def replay_tables() -> list[Table]:
-    """The WMS tables and every existing table of the installed apps, plus django_migrations."""
-    labels = list(WMS_TABLES)
+    """The WMS tables and every existing table of the installed apps, plus django_migrations (in
+    the console's schema, CONSOLE_DB_SCHEMA)."""
     django_tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
-    labels += sorted(set(django_tables) | {"django_migrations"})
+    labels = [_split(label, "public") for label in WMS_TABLES]
+    labels += [_split(label, settings.CONSOLE_DB_SCHEMA)
+               for label in sorted(set(django_tables) | {"django_migrations"})]
     tables = []
     with connection.cursor() as cursor:
-        for label in labels:
-            schema, name = _split(label)
+        for schema, name in labels:
             cursor.execute(TABLE_EXISTS, {"t": f"{_quote(schema)}.{_quote(name)}"})
             if cursor.fetchone()[0] is None:
                 continue
@@ -492,7 +495,7 @@ WHERE pid <> pg_backend_pid()
 # A tray's stock booked in more than one space.
 CHAOS_TRAY_BOOKED_TWICE = """
 SELECT b.tray_code, array_agg(DISTINCT b.cargo_space_id ORDER BY b.cargo_space_id)
-FROM bas_stock AS b
+FROM public.bas_stock AS b
 WHERE b.tray_code IN (SELECT s.tray_code FROM alg.tidy_step AS s WHERE s.workflow_id > %(since)s)
   AND b.cargo_space_id IS NOT NULL
 GROUP BY b.tray_code
@@ -502,11 +505,11 @@ HAVING count(DISTINCT b.cargo_space_id) > 1
 # A tray standing in more than one space, or in a space its stock is not booked to.
 CHAOS_TRAY_IN_TWO_SPACES = """
 SELECT c.tray_code, array_agg(c.cargo_space_id ORDER BY c.cargo_space_id)
-FROM bas_cargo_space AS c
+FROM public.bas_cargo_space AS c
 WHERE c.tray_code IN (SELECT s.tray_code FROM alg.tidy_step AS s WHERE s.workflow_id > %(since)s)
 GROUP BY c.tray_code
 HAVING count(*) > 1
-    OR bool_or(NOT EXISTS (SELECT 1 FROM bas_stock AS b
+    OR bool_or(NOT EXISTS (SELECT 1 FROM public.bas_stock AS b
                            WHERE b.tray_code = c.tray_code AND b.cargo_space_id = c.cargo_space_id))
 """
 
@@ -515,7 +518,7 @@ HAVING count(*) > 1
 CHAOS_COMPLETED_STEP_NOT_ONCE = """
 SELECT s.workflow_id, s.step_id, a.archived, e.finish_events
 FROM alg.tidy_step AS s
-CROSS JOIN LATERAL (SELECT count(*) AS archived FROM mydo_job_finish AS f
+CROSS JOIN LATERAL (SELECT count(*) AS archived FROM public.mydo_job_finish AS f
                     WHERE f.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id) AS a
 CROSS JOIN LATERAL (SELECT count(*) AS finish_events FROM alg.tidy_callback_event AS e
                     WHERE e.workflow_id = s.workflow_id AND e.step_id = s.step_id

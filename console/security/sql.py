@@ -26,9 +26,10 @@ ORDER BY c.relname
 """
 
 
-# The role names deploy/sql/roles.sql reads (session settings, so the file itself has no
-# parameters and runs with psql as well).
+# The role names and the console's schema deploy/sql/roles.sql reads (session settings, so the
+# file itself has no parameters and runs with psql as well).
 SET_ROLE_NAMES = """
 SELECT set_config('tidy.owner_role', %(owner)s, false),
-       set_config('tidy.runtime_role', %(runtime)s, false)
+       set_config('tidy.runtime_role', %(runtime)s, false),
+       set_config('tidy.console_schema', %(schema)s, false)
 """

@@ -9,7 +9,7 @@ SELECT j.job_id,
        s.workflow_id,
        j.tray_code,
        j.target_cargo_space_id
-FROM mydo_job AS j
+FROM public.mydo_job AS j
 JOIN alg.tidy_step AS s
     ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
 JOIN alg.tidy_workflow AS w
@@ -31,18 +31,18 @@ SELECT count(*) FROM alg.tidy_workflow WHERE status = 'ACTIVE'
 SIMULATOR_FREE_TRAYS = """
 SELECT c.cargo_space_id,
        c.tray_code
-FROM bas_cargo_space AS c
+FROM public.bas_cargo_space AS c
 WHERE c.tray_code IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
-  AND NOT EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.tray_code = c.tray_code)
+  AND NOT EXISTS (SELECT 1 FROM public.mydo_job AS j WHERE j.tray_code = c.tray_code)
   AND NOT EXISTS (SELECT 1
                   FROM alg.tidy_workflow AS w
                   JOIN alg.tidy_step AS s
                       ON s.workflow_id = w.workflow_id
                   WHERE w.status IN ('ACTIVE', 'PAUSED_RECOVERY')
                     AND s.tray_code = c.tray_code)
-  AND EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.tray_code = c.tray_code)
-  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b
+  AND EXISTS (SELECT 1 FROM public.bas_stock AS b WHERE b.tray_code = c.tray_code)
+  AND NOT EXISTS (SELECT 1 FROM public.bas_stock AS b
                   WHERE b.tray_code = c.tray_code
                     AND b.cargo_space_id IS DISTINCT FROM c.cargo_space_id)
 ORDER BY random()
@@ -51,10 +51,10 @@ LIMIT %(limit)s
 
 SIMULATOR_FREE_SPACES = """
 SELECT c.cargo_space_id
-FROM bas_cargo_space AS c
+FROM public.bas_cargo_space AS c
 WHERE c.tray_code IS NULL
   AND NOT EXISTS (SELECT 1 FROM alg.tidy_space_lock AS l WHERE l.cargo_space_id = c.cargo_space_id)
-  AND NOT EXISTS (SELECT 1 FROM bas_stock AS b WHERE b.cargo_space_id = c.cargo_space_id)
+  AND NOT EXISTS (SELECT 1 FROM public.bas_stock AS b WHERE b.cargo_space_id = c.cargo_space_id)
 ORDER BY random()
 LIMIT %(limit)s
 """
@@ -63,7 +63,7 @@ LIMIT %(limit)s
 # simulator started with --leave-stalled-minutes treats them as a vehicle fault and never drives them.
 SIMULATOR_STALLED_WORKFLOWS = """
 SELECT DISTINCT s.workflow_id
-FROM mydo_job AS j
+FROM public.mydo_job AS j
 JOIN alg.tidy_step AS s
     ON j.job_id = 'TDY-' || s.workflow_id || '-' || s.step_id
 WHERE j.in_or_out = 28

@@ -69,10 +69,10 @@ WITH steps AS (
 SELECT
     (SELECT coalesce(json_agg(to_jsonb(s) - 'job_id' ORDER BY s.step_no), '[]') FROM steps AS s) AS steps,
     (SELECT coalesce(json_agg(j), '[]')
-     FROM "mydo_job" AS j
+     FROM "public"."mydo_job" AS j
      WHERE j.job_id IN (SELECT job_id FROM steps)) AS jobs,             -- mydo_job_pkey
     (SELECT coalesce(json_agg(f ORDER BY f.finish_id), '[]')
-     FROM "mydo_job_finish" AS f
+     FROM "public"."mydo_job_finish" AS f
      WHERE f.job_id IN (SELECT job_id FROM steps)) AS finishes,         -- mydo_job_finish_job_id_idx
     (SELECT coalesce(json_agg(e ORDER BY e.event_id), '[]')
      FROM "alg"."tidy_callback_event" AS e
@@ -87,7 +87,7 @@ SELECT
                                                 'locked_at', l.locked_at, 'space_tray_code', c.tray_code)
                               ORDER BY l.cargo_space_id), '[]')
      FROM locks AS l
-     LEFT JOIN bas_cargo_space AS c
+     LEFT JOIN public.bas_cargo_space AS c
        ON c.cargo_space_id = l.cargo_space_id) AS locks,                -- bas_cargo_space_pkey
     (SELECT coalesce(json_agg(b ORDER BY b.workflow_id, b.step_no), '[]')
      FROM ({_open_steps_using("ARRAY(SELECT cargo_space_id FROM locks)")}) AS b) AS blockers

@@ -2,16 +2,16 @@
 (recovery/demo/warehouse.py) that writes the demo, the tests' and the benchmarks' WMS rows, and the bulk
 seed of the benchmarks and the scale tests. Nothing recovery runs in production."""
 
-from recovery.engine.wms_sql import WMS_TABLES, sql_file
+from recovery.engine.wms_sql import WMS_TABLES, qualified, sql_file
 
 # --- the demo warehouse (`manage.py wms_demo`) ------------------------------------------------
 
 COUNT_WORKFLOWS = "SELECT count(*) FROM alg.tidy_workflow"
 
 DEMO_WAREHOUSE_SIZE = """
-SELECT (SELECT count(*) FROM bas_cargo_space),
-       (SELECT count(DISTINCT tray_code) FROM bas_stock),
-       (SELECT count(*) FROM bas_stock)
+SELECT (SELECT count(*) FROM public.bas_cargo_space),
+       (SELECT count(DISTINCT tray_code) FROM public.bas_stock),
+       (SELECT count(*) FROM public.bas_stock)
 """
 
 
@@ -19,7 +19,7 @@ SELECT (SELECT count(*) FROM bas_cargo_space),
 # Parameters: %(workflow_id)s, %(minutes)s. The job of the workflow's first step last changed
 # that long ago: the job is stalled until someone on the floor looks.
 DEMO_STALL_JOB = """
-UPDATE mydo_job
+UPDATE public.mydo_job
 SET created_at = now() - make_interval(mins => %(minutes)s + 5),
     updated_at = now() - make_interval(mins => %(minutes)s)
 WHERE job_id LIKE 'TDY-' || %(workflow_id)s || '-%%'
@@ -29,29 +29,29 @@ WHERE job_id LIKE 'TDY-' || %(workflow_id)s || '-%%'
 # --- the warehouse builder (recovery/demo/warehouse.py: demo, tests, benchmarks, replay) ------------
 
 BUILDER_INSERT_SPACE = """
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
 VALUES (%(s)s, %(t)s)
 """
 
 BUILDER_INSERT_STOCK = """
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+INSERT INTO public.bas_stock (tray_code, cargo_space_id, sku, qty)
 VALUES (%(t)s, %(s)s, %(k)s, %(q)s)
 """
 
 BUILDER_BOOK_TRAY_STOCK = """
-UPDATE bas_stock
+UPDATE public.bas_stock
 SET cargo_space_id = %(t)s
 WHERE tray_code = %(tray)s
 """
 
 BUILDER_EMPTY_SPACE = """
-UPDATE bas_cargo_space
+UPDATE public.bas_cargo_space
 SET tray_code = NULL
 WHERE cargo_space_id = %(s)s
 """
 
 BUILDER_PUT_TRAY = """
-UPDATE bas_cargo_space
+UPDATE public.bas_cargo_space
 SET tray_code = %(tray)s
 WHERE cargo_space_id = %(t)s
 """
@@ -78,12 +78,12 @@ VALUES (%(w)s, %(s)s)
 """
 
 BUILDER_INSERT_FINISHED_JOB = """
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
 """
 
 BUILDER_INSERT_ACTIVE_JOB = """
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 VALUES (%(j)s, %(io)s, %(st)s, %(t)s, %(s)s, %(g)s)
 """
 
@@ -113,4 +113,4 @@ VALUES (now(), 'job-finish', %(j)s, %(w)s, %(s)s, 'MOVE_FINISHED', '', 409, 'REP
 def bulk_seed_statements() -> list[str]:
     return [part for part in sql_file("bulk_seed.sql").split(";\n") if part.strip()]
 
-TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(WMS_TABLES)} RESTART IDENTITY CASCADE"
+TRUNCATE_WMS_TABLES = f"TRUNCATE {', '.join(qualified(t) for t in WMS_TABLES)} RESTART IDENTITY CASCADE"

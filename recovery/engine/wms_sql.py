@@ -127,9 +127,9 @@ RETURNING event_id
 # The deterministic id makes job creation idempotent: ON CONFLICT covers an active job, the
 # NOT EXISTS an archived one, so a step never gets a second move job.
 CREATE_STEP_JOB = """
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 SELECT %(job_id)s, 28, 1, %(tray_code)s, %(cargo_space_id)s, %(target_cargo_space_id)s
-WHERE NOT EXISTS (SELECT 1 FROM mydo_job_finish WHERE job_id = %(job_id)s)
+WHERE NOT EXISTS (SELECT 1 FROM public.mydo_job_finish WHERE job_id = %(job_id)s)
 ON CONFLICT (job_id) DO NOTHING
 """
 
@@ -192,11 +192,11 @@ WITH next_step AS (
     ORDER BY step_no
     LIMIT 1
 ), next_job AS (
-    INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+    INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
     SELECT 'TDY-' || n.workflow_id || '-' || n.step_id, 28, 1, n.tray_code, n.cargo_space_id,
            n.target_cargo_space_id
     FROM next_step AS n
-    WHERE NOT EXISTS (SELECT 1 FROM mydo_job_finish AS f
+    WHERE NOT EXISTS (SELECT 1 FROM public.mydo_job_finish AS f
                       WHERE f.job_id = 'TDY-' || n.workflow_id || '-' || n.step_id)
     ON CONFLICT (job_id) DO NOTHING
     RETURNING job_id
@@ -337,8 +337,8 @@ CALLBACK_TARGET = """
 SELECT s.step_id,
        s.step_no,
        s.status AS step_status,
-       (SELECT j.status FROM mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
-       (SELECT count(*) FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
+       (SELECT j.status FROM public.mydo_job AS j WHERE j.job_id = %(job_id)s) AS active_status,
+       (SELECT count(*) FROM public.mydo_job_finish AS f WHERE f.job_id = %(job_id)s) AS finish_count,
        s.tray_code,                -- CallbackTarget.step_tray_code (read by position)
        s.target_cargo_space_id,
        s.cargo_space_id,
@@ -419,8 +419,8 @@ SELECT w.status AS workflow_status,
           AND EXISTS (SELECT 1 FROM alg.tidy_callback_event AS e
                       WHERE e.workflow_id = %(workflow_id)s AND e.step_id = %(step_id)s
                         AND e.job_id = %(job_id)s AND e.stage = %(stage)s)
-          AND (EXISTS (SELECT 1 FROM mydo_job_finish AS f WHERE f.job_id = %(job_id)s)
-               OR EXISTS (SELECT 1 FROM mydo_job AS j WHERE j.job_id = %(job_id)s))) AS duplicate_step_no
+          AND (EXISTS (SELECT 1 FROM public.mydo_job_finish AS f WHERE f.job_id = %(job_id)s)
+               OR EXISTS (SELECT 1 FROM public.mydo_job AS j WHERE j.job_id = %(job_id)s))) AS duplicate_step_no
 FROM alg.tidy_workflow AS w
 LEFT JOIN alg.tidy_step AS s
     ON s.workflow_id = w.workflow_id                    -- tidy_step_workflow_step_no_key
@@ -478,7 +478,7 @@ WITH probe AS (
            w.status = 'ACTIVE'
            AND EXISTS (SELECT 1 FROM alg.tidy_step AS t
                        WHERE t.step_id = %(step_id)s AND t.workflow_id = %(workflow_id)s)
-           AND EXISTS (SELECT 1 FROM mydo_job AS j
+           AND EXISTS (SELECT 1 FROM public.mydo_job AS j
                        WHERE j.job_id = %(job_id)s AND j.status = %(job_status)s) AS duplicate
     FROM alg.tidy_workflow AS w
     LEFT JOIN alg.tidy_step AS s
@@ -500,7 +500,7 @@ SELECT alg.usp_complete_move_job(%(job_id)s)
 
 # Forward only: conditional on the status the caller read under the workflow row lock.
 SET_JOB_STATUS = """
-UPDATE mydo_job
+UPDATE public.mydo_job
 SET status = %(status)s,
     updated_at = now()
 WHERE job_id = %(job_id)s
@@ -639,7 +639,7 @@ SELECT j.tray_code,
        j.status,
        NULL::bigint AS workflow_id,
        NULL::text AS workflow_status
-FROM mydo_job AS j
+FROM public.mydo_job AS j
 WHERE j.tray_code = ANY (%(trays)s::text[])
 UNION ALL
 SELECT DISTINCT s.tray_code,
@@ -659,7 +659,7 @@ ORDER BY 1, 2, 5
 CARGO_SPACES = """
 SELECT cargo_space_id,
        tray_code
-FROM bas_cargo_space
+FROM public.bas_cargo_space
 WHERE cargo_space_id = ANY (%(spaces)s::text[])
 """
 
@@ -687,7 +687,7 @@ ORDER BY c.id
 # Python: PostgreSQL's regular expressions have no named groups).
 ALL_CARGO_SPACE_CODES = """
 SELECT cargo_space_id
-FROM bas_cargo_space
+FROM public.bas_cargo_space
 """
 
 TRAY_STOCK_SUMMARY = """
@@ -695,7 +695,7 @@ SELECT b.tray_code,
        count(*) AS stock_rows,
        array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
            AS stock_locations
-FROM bas_stock AS b
+FROM public.bas_stock AS b
 WHERE b.tray_code = ANY (%(trays)s::text[])             -- bas_stock_tray_code_idx
 GROUP BY b.tray_code
 """
@@ -773,7 +773,7 @@ ORDER BY step_no
 # Every active TDY-<wid>-* job (prefix range on mydo_job_job_id_pattern_idx, as evidence.sql).
 WORKFLOW_ACTIVE_JOBS = """
 SELECT job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id
-FROM mydo_job
+FROM public.mydo_job
 WHERE job_id ~>=~ %(prefix)s
   AND job_id ~<~ %(prefix_end)s
 ORDER BY job_id
@@ -782,7 +782,7 @@ ORDER BY job_id
 # Every stock row of one tray and where it is booked.
 TRAY_STOCK_ROWS = """
 SELECT stock_id, cargo_space_id
-FROM bas_stock
+FROM public.bas_stock
 WHERE tray_code = %(tray_code)s                           -- bas_stock_tray_code_idx
 ORDER BY stock_id
 """
@@ -790,7 +790,7 @@ ORDER BY stock_id
 # Spaces that record the tray (bas_cargo_space_tray_code_idx) plus the step's two spaces.
 SPACES_OF_MOVE = """
 SELECT cargo_space_id, tray_code
-FROM bas_cargo_space
+FROM public.bas_cargo_space
 WHERE cargo_space_id = ANY (%(spaces)s::text[])
    OR tray_code = %(tray_code)s
 ORDER BY cargo_space_id
@@ -798,7 +798,7 @@ ORDER BY cargo_space_id
 
 FINISH_ROWS_OF_JOB = """
 SELECT count(*)
-FROM mydo_job_finish
+FROM public.mydo_job_finish
 WHERE job_id = %(job_id)s                                 -- mydo_job_finish_job_id_idx
 """
 
@@ -822,7 +822,7 @@ WHERE step_id = %(step_id)s
 
 # Book every stock row of the tray at the stated space (rows already there are untouched).
 BOOK_TRAY_STOCK_AT = """
-UPDATE bas_stock
+UPDATE public.bas_stock
 SET cargo_space_id = %(cargo_space_id)s
 WHERE tray_code = %(tray_code)s
   AND cargo_space_id IS DISTINCT FROM %(cargo_space_id)s
@@ -830,21 +830,21 @@ WHERE tray_code = %(tray_code)s
 
 # Conditional on what the space recorded when it was read (never overwrites another tray).
 SET_SPACE_TRAY = """
-UPDATE bas_cargo_space
+UPDATE public.bas_cargo_space
 SET tray_code = %(tray_code)s
 WHERE cargo_space_id = %(cargo_space_id)s
   AND tray_code IS NOT DISTINCT FROM %(expected_tray_code)s
 """
 
 CLEAR_TRAY_ELSEWHERE = """
-UPDATE bas_cargo_space
+UPDATE public.bas_cargo_space
 SET tray_code = NULL
 WHERE tray_code = %(tray_code)s
   AND cargo_space_id <> %(cargo_space_id)s
 """
 
 RESET_JOB_STATUS = """
-UPDATE mydo_job
+UPDATE public.mydo_job
 SET status = 1,
     updated_at = now()
 WHERE job_id = %(job_id)s
@@ -855,12 +855,12 @@ WHERE job_id = %(job_id)s
 # statement. archive_status NULL keeps the job's own status.
 ARCHIVE_JOB = """
 WITH archived AS (
-    DELETE FROM mydo_job
+    DELETE FROM public.mydo_job
     WHERE job_id = %(job_id)s
       AND status IS NOT DISTINCT FROM %(expected_status)s
     RETURNING *
 )
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id,
+INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id,
                              target_cargo_space_id, created_at, updated_at, finished_at)
 SELECT job_id, in_or_out, coalesce(%(archive_status)s::integer, status), tray_code, cargo_space_id,
        target_cargo_space_id, created_at, now(), now()
@@ -887,7 +887,7 @@ WHERE workflow_id = %(workflow_id)s
 # Every space that records one of the trays (bas_cargo_space_tray_code_idx).
 SPACES_RECORDING_TRAYS = """
 SELECT cargo_space_id
-FROM bas_cargo_space
+FROM public.bas_cargo_space
 WHERE tray_code = ANY (%(trays)s::text[])
 """
 
@@ -899,12 +899,12 @@ REPAIR_SNAPSHOT = {
     "alg.tidy_space_lock": ("lock_id", "SELECT * FROM alg.tidy_space_lock WHERE workflow_id = %(workflow_id)s"),
     "alg.tidy_callback_event": ("event_id",
                                 "SELECT * FROM alg.tidy_callback_event WHERE workflow_id = %(workflow_id)s"),
-    "mydo_job": ("job_id", "SELECT * FROM mydo_job WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
-    "mydo_job_finish": ("finish_id",
-                        "SELECT * FROM mydo_job_finish WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
-    "bas_stock": ("stock_id", "SELECT * FROM bas_stock WHERE tray_code = ANY (%(trays)s::text[])"),
+    "mydo_job": ("job_id", "SELECT * FROM public.mydo_job WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
+    "mydo_job_finish": ("finish_id", "SELECT * FROM public.mydo_job_finish "
+                                     "WHERE job_id ~>=~ %(prefix)s AND job_id ~<~ %(prefix_end)s"),
+    "bas_stock": ("stock_id", "SELECT * FROM public.bas_stock WHERE tray_code = ANY (%(trays)s::text[])"),
     "bas_cargo_space": ("cargo_space_id",
-                        "SELECT * FROM bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
+                        "SELECT * FROM public.bas_cargo_space WHERE cargo_space_id = ANY (%(spaces)s::text[])"),
 }
 
 
@@ -921,8 +921,16 @@ WHERE table_schema = %(schema)s
 PROCEDURE_EXISTS = "SELECT to_regprocedure(%(sig)s) IS NOT NULL"
 
 
-# The WMS tables, children first: what the demo empties, the replay backs up and restores.
+# The WMS tables, children first: what the demo empties, the replay backs up and restores. These
+# are their labels (as pages, audit rows and the replay show them); SQL names them with their
+# schema, `qualified(label)`.
 WMS_TABLES = (
     "alg.tidy_callback_event", "alg.tidy_space_lock", "alg.tidy_step", "alg.tidy_workflow",
     "mydo_job", "mydo_job_finish", "bas_stock", "bas_cargo_space",
 )
+
+
+def qualified(label: str) -> str:
+    """A WMS table as SQL names it, always with its schema (design §16): the console's own schema
+    comes first in the search_path, and a WMS table is never looked up through it."""
+    return label if "." in label else f"public.{label}"

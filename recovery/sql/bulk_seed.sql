@@ -16,23 +16,23 @@ FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 INSERT INTO alg.tidy_space_lock (workflow_id, cargo_space_id)
 SELECT g, s || g FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, unnest(ARRAY['BS-', 'BD-']) AS s;
 
-INSERT INTO bas_cargo_space (cargo_space_id, tray_code)
+INSERT INTO public.bas_cargo_space (cargo_space_id, tray_code)
 SELECT 'BS-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN 'BT-' || g END
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
 UNION ALL
 SELECT 'BD-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN NULL ELSE 'BT-' || g END
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g;
 
-INSERT INTO bas_stock (tray_code, cargo_space_id, sku, qty)
+INSERT INTO public.bas_stock (tray_code, cargo_space_id, sku, qty)
 SELECT 'BT-' || g, CASE WHEN %(kind)s IN ('healthy', 'missing') THEN 'BS-' ELSE 'BD-' END || g, 'SKU-' || k, k * 3
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g, generate_series(1, 3) AS k;
 
-INSERT INTO mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 SELECT 'TDY-' || g || '-' || g, 28, 2, 'BT-' || g, 'BS-' || g, 'BD-' || g
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
 WHERE %(kind)s = 'healthy';
 
-INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
+INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id)
 SELECT 'TDY-' || g || '-' || g, 28, 4, 'BT-' || g, 'BS-' || g, 'BD-' || g
 FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g
 WHERE %(kind)s IN ('finished', 'completed');

@@ -25,7 +25,7 @@ SELECT
     w.status                         AS workflow_status,
     CASE WHEN s.step_id IS NULL THEN (
         SELECT count(*)
-        FROM mydo_job AS j
+        FROM public.mydo_job AS j
         WHERE j.job_id ~>=~ ('TDY-' || w.workflow_id || '-')   -- mydo_job_job_id_pattern_idx
           AND j.job_id ~<~ ('TDY-' || w.workflow_id || '.')
     ) ELSE 0 END                     AS active_tidy_job_count,
@@ -49,7 +49,7 @@ SELECT
     fj.target_cargo_space_id         AS finish_target_cargo_space_id,
     CASE WHEN fj.job_id IS NULL THEN 0 ELSE (
         SELECT count(*)
-        FROM mydo_job_finish AS f2
+        FROM public.mydo_job_finish AS f2
         WHERE f2.job_id = fj.job_id                      -- mydo_job_finish_job_id_idx
     ) END                            AS finish_count,
     coalesce(st.stock_rows, 0)       AS stock_rows,
@@ -66,11 +66,11 @@ LEFT JOIN (
     WHERE so.status IS DISTINCT FROM 'COMPLETED'
     ORDER BY so.workflow_id, so.step_no                  -- tidy_step_workflow_step_no_key
 ) AS s ON s.workflow_id = w.workflow_id
-LEFT JOIN mydo_job AS aj
+LEFT JOIN public.mydo_job AS aj
     ON aj.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id
 LEFT JOIN LATERAL (
     SELECT f.*
-    FROM mydo_job_finish AS f
+    FROM public.mydo_job_finish AS f
     WHERE f.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id   -- mydo_job_finish_job_id_idx
     ORDER BY f.finished_at DESC, f.finish_id DESC
     LIMIT 1
@@ -79,10 +79,10 @@ LEFT JOIN LATERAL (
     SELECT count(*)                                                      AS stock_rows,
            count(*) FILTER (WHERE b.cargo_space_id = s.cargo_space_id)        AS stock_at_source,
            count(*) FILTER (WHERE b.cargo_space_id = s.target_cargo_space_id) AS stock_at_target
-    FROM bas_stock AS b
+    FROM public.bas_stock AS b
     WHERE b.tray_code = s.tray_code                      -- bas_stock_tray_code_idx
 ) AS st ON s.step_id IS NOT NULL
-LEFT JOIN bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
+LEFT JOIN public.bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
 LEFT JOIN LATERAL (
     -- The latest finish report the WCS sent for the active job (the console's receipts; for a
     -- job-finish, 200 and 409 are the answers about the job itself), unless an operator answered
@@ -100,5 +100,5 @@ LEFT JOIN LATERAL (
     ORDER BY r.id DESC
     LIMIT 1
 ) AS wr ON aj.job_id IS NOT NULL
-LEFT JOIN bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
+LEFT JOIN public.bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
 ORDER BY w.workflow_id

@@ -69,16 +69,16 @@ CROSS JOIN LATERAL (
     -- skipped for every other workflow). A byte-wise prefix range on the text_pattern_ops
     -- index mydo_job_job_id_pattern_idx.
     SELECT count(*) AS active_tidy_job_count
-    FROM mydo_job AS j
+    FROM public.mydo_job AS j
     WHERE s.step_id IS NULL
       AND j.job_id ~>=~ ('TDY-' || w.workflow_id || '-')
       AND j.job_id ~<~ ('TDY-' || w.workflow_id || '.')
 ) AS tidy_jobs
-LEFT JOIN mydo_job AS aj
+LEFT JOIN public.mydo_job AS aj
     ON aj.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id
 LEFT JOIN LATERAL (
     SELECT f.*, count(*) OVER () AS finish_count
-    FROM mydo_job_finish AS f
+    FROM public.mydo_job_finish AS f
     WHERE f.job_id = 'TDY-' || w.workflow_id || '-' || s.step_id   -- mydo_job_finish_job_id_idx
     ORDER BY f.finished_at DESC, f.finish_id DESC
     LIMIT 1
@@ -89,10 +89,10 @@ LEFT JOIN LATERAL (
            count(*) FILTER (WHERE b.cargo_space_id = s.target_cargo_space_id) AS stock_at_target,
            array_agg(DISTINCT coalesce(b.cargo_space_id, '(none)') ORDER BY coalesce(b.cargo_space_id, '(none)'))
                AS stock_locations
-    FROM bas_stock AS b
+    FROM public.bas_stock AS b
     WHERE b.tray_code = s.tray_code                      -- bas_stock_tray_code_idx
 ) AS st ON s.step_id IS NOT NULL
-LEFT JOIN bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
+LEFT JOIN public.bas_cargo_space AS src ON src.cargo_space_id = s.cargo_space_id
 LEFT JOIN LATERAL (
     -- The latest finish report the WCS sent for the active job (the console's receipts; for a
     -- job-finish, 200 and 409 are the answers about the job itself), unless an operator answered
@@ -110,5 +110,5 @@ LEFT JOIN LATERAL (
     ORDER BY r.id DESC
     LIMIT 1
 ) AS wr ON aj.job_id IS NOT NULL
-LEFT JOIN bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
+LEFT JOIN public.bas_cargo_space AS tgt ON tgt.cargo_space_id = s.target_cargo_space_id
 -- The WHERE clause is appended by recovery.engine.wms_sql (all active, or the given workflow ids).

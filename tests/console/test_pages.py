@@ -123,7 +123,8 @@ def test_it_runs_the_same_few_queries_whatever_the_row_count(wms, supervisor_cli
     large = _count_queries(supervisor_client, reverse(name))
     large_fragment = _count_queries(supervisor_client, reverse(name), HX_Request="true")
     assert (large, large_fragment) == (small, small_fragment)
-    assert large <= 15
+    # Fifteen reads, and the statement timeout set for the page's transaction (console.database.timeouts).
+    assert large <= 16
 
 
 def test_it_runs_the_same_queries_for_a_small_and_a_big_workflow(wms, supervisor_client):

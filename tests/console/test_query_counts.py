@@ -48,7 +48,8 @@ def test_the_paused_list_runs_the_same_queries_at_any_size_and_filter(wms, super
     build(40)
     large = counts(first)
     assert large == small
-    assert max(full for full, _ in large) <= 8
+    # Eight reads, and the statement timeout set for the page's transaction (console.database.timeouts).
+    assert max(full for full, _ in large) <= 9
 
 
 def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, supervisor_client):
@@ -65,7 +66,7 @@ def test_the_workflow_live_fragment_reads_no_timeline_receipts_or_map(wms, super
 
     # The ORM's quoted names: the evidence statement the live fragment needs reads some of the
     # same tables unquoted.
-    for table in ('FROM "alg"."tidy_step"', 'FROM "mydo_job_finish"', 'FROM "alg"."tidy_callback_event"',
+    for table in ('FROM "alg"."tidy_step"', 'FROM "public"."mydo_job_finish"', 'FROM "alg"."tidy_callback_event"',
                   'FROM "recovery_callbackreceipt"'):
         assert not touches(live, table), table
         assert touches(history, table) and touches(whole, table), table

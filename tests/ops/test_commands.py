@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from recovery.engine.schema import CONTRACT, missing_tables, procedure_exists
+from recovery.engine.wms_sql import qualified
 from recovery.models import RecoveryDecision
 
 # Other connections (threads, processes, a live server) must see these tests' rows.
@@ -104,4 +105,5 @@ def test_the_contract_names_every_table_the_models_map():
 
     mapped = {m._meta.db_table.replace('"', "") for m in apps.get_app_config("recovery").get_models()
               if not m._meta.managed}
-    assert mapped == set(CONTRACT)
+    # Every one named with its schema (design §16): the console's own schema comes first in the search_path.
+    assert mapped == {qualified(table) for table in CONTRACT}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from console.env import env_bool, env_int, parse_database_url
+from console.env import env_bool, env_int, env_schema_name, parse_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,6 +43,21 @@ def test_a_malformed_database_url_is_named(url, message):
     assert "DATABASE_URL" in str(info.value)
 
 
+@pytest.mark.parametrize("value", ["public", "alg", "pg_console", "information_schema", "1tidy", "tidy console",
+                                   'tidy"; DROP SCHEMA public; --', "Tidy", "x" * 64])
+def test_the_console_schema_must_be_a_plain_name_of_its_own(monkeypatch, value):
+    monkeypatch.setenv("CONSOLE_DB_SCHEMA", value)
+    with pytest.raises(ImproperlyConfigured, match="CONSOLE_DB_SCHEMA must"):
+        env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console")
+
+
+def test_the_console_schema_defaults_to_tidy_console(monkeypatch):
+    monkeypatch.delenv("CONSOLE_DB_SCHEMA", raising=False)
+    assert env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console") == "tidy_console"
+    monkeypatch.setenv("CONSOLE_DB_SCHEMA", "wms_console_2")
+    assert env_schema_name("CONSOLE_DB_SCHEMA", "tidy_console") == "wms_console_2"
+
+
 def test_a_socket_url_is_understood():
     parsed = parse_database_url("DATABASE_URL", "postgresql://postgres@/tidy?host=/tmp/sock&sslmode=disable")
     assert (parsed.host, parsed.name, parsed.user, parsed.options) == ("/tmp/sock", "tidy", "postgres",
@@ -73,6 +88,8 @@ def _manage(*args, **env):
      "DATABASE_REPLICA_URL"),
     ({"DATABASE_URL": "postgresql://localhost/tidy", "DATABASE_REPLICA_URL": "postgresql://replica/tidy",
       "REPLICA_MAX_LAG_SECONDS": "0"}, "REPLICA_MAX_LAG_SECONDS"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "CONSOLE_DB_SCHEMA": "Tidy-Console"}, "CONSOLE_DB_SCHEMA"),
+    ({"DATABASE_URL": "postgresql://localhost/tidy", "CONSOLE_DB_SCHEMA": "public"}, "CONSOLE_DB_SCHEMA"),
 ])
 def test_the_program_stops_at_start_naming_the_bad_variable(env, name):
     result = _manage("check", SECRET_KEY="x", **env)

@@ -46,6 +46,15 @@ def _with_password(role: str) -> str:
     return role
 
 
+def _console_schema_for(role: str) -> str:
+    """What a DBA gives another role that reads the console's tables: the console's schema (nobody
+    else may use it) and the search_path that finds its tables."""
+    _admin(f'GRANT USAGE ON SCHEMA tidy_console TO "{role}"')
+    database = connection.settings_dict["NAME"]
+    _admin(f'ALTER ROLE "{role}" IN DATABASE "{database}" SET search_path TO tidy_console, public')
+    return role
+
+
 def _connect(role: str) -> psycopg.Connection:
     s = connection.settings_dict
     return psycopg.connect(dbname=s["NAME"], user=_with_password(role), host=s["HOST"], port=s["PORT"] or None,
@@ -112,6 +121,8 @@ REFUSED = [
     "DELETE FROM console_silenceending",
     "ALTER TABLE console_silence DISABLE TRIGGER ALL",
     "CREATE TABLE public.sneaky (id int)",
+    "CREATE TABLE tidy_console.sneaky (id int)",
+    "CREATE TABLE sneaky (id int)",
     "UPDATE recovery_cordon SET reason = 'edited'",
     "DELETE FROM recovery_cordon",
     "DELETE FROM recovery_cordonlift",
@@ -144,6 +155,19 @@ def test_the_runtime_role_cannot_alter_the_audit_and_the_check_says_so(roles, au
                 runtime.execute(sql)
     assert RepairAudit.objects.count() == 1
 
+    # Grants go by schema: the owner owns the console's schema and creates only there; another role
+    # cannot even see the console's tables; both roles start with the console's schema first.
+    with _connect(roles["owner"]) as owner:
+        assert owner.execute("SELECT current_schema()").fetchone() == ("tidy_console",)
+        owner.execute("CREATE TABLE owner_made (id int)")  # in tidy_console
+        assert owner.execute("SELECT to_regclass('tidy_console.owner_made') IS NOT NULL").fetchone() == (True,)
+        owner.execute("DROP TABLE owner_made")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            owner.execute("CREATE TABLE public.owner_made (id int)")
+    _admin(f'CREATE ROLE "{roles["other"]}" LOGIN')
+    with _connect(roles["other"]) as other, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        other.execute("SELECT count(*) FROM tidy_console.django_session")
+
     result = _check_as(roles["runtime"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "console.W110" not in result.stderr
@@ -168,6 +192,7 @@ def test_the_truncate_switch_counts_only_for_the_test_role(roles, audited):
     other = roles["other"]
     _admin(f'CREATE ROLE "{other}" LOGIN')
     _admin(f'GRANT SELECT, TRUNCATE ON console_repairaudit TO "{other}"')
+    _console_schema_for(other)
     with _connect(other) as conn:
         conn.execute("SET tidy.audit_truncate_allowed = 'on'")
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
@@ -186,6 +211,7 @@ def test_the_test_role_may_empty_the_audit_with_the_switch(roles, audited):
     other = roles["other"]
     _admin(f'CREATE ROLE "{other}" LOGIN')
     _admin(f'GRANT SELECT, TRUNCATE ON console_repairaudit TO "{other}"')
+    _console_schema_for(other)
     _admin("DO $$ BEGIN IF to_regrole('tidy_audit_test') IS NULL THEN CREATE ROLE tidy_audit_test NOLOGIN; END IF; "
            "END $$")
     _admin(f'GRANT tidy_audit_test TO "{other}"')
@@ -203,6 +229,7 @@ def test_db_roles_prints_its_sql_and_refuses_bad_names(capsys):
     call_command("db_roles", owner="tidy_owner", runtime="tidy_runtime", print_sql=True)
     out = capsys.readouterr().out
     assert "set_config('tidy.runtime_role', 'tidy_runtime', false)" in out and "REASSIGN OWNED BY" in out
+    assert "set_config('tidy.console_schema', 'tidy_console', false)" in out
     with pytest.raises(CommandError, match="--runtime must be"):
         call_command("db_roles", owner="tidy_owner", runtime="x'; DROP TABLE y; --", print_sql=True)
     with pytest.raises(CommandError, match="two different roles"):

@@ -33,18 +33,21 @@ class Command(BaseCommand):
         if owner == runtime:
             raise CommandError("--owner and --runtime must be two different roles")
         body = ROLES_SQL.read_text()
+        schema = settings.CONSOLE_DB_SCHEMA  # a plain name: checked when the settings were read
         if print_sql:
             self.stdout.write(f"SELECT set_config('tidy.owner_role', '{owner}', false), "
-                              f"set_config('tidy.runtime_role', '{runtime}', false);\n{body}")
+                              f"set_config('tidy.runtime_role', '{runtime}', false), "
+                              f"set_config('tidy.console_schema', '{schema}', false);\n{body}")
             return
         try:
             with connection.cursor() as cursor:
-                cursor.execute(SET_ROLE_NAMES, {"owner": owner, "runtime": runtime})
+                cursor.execute(SET_ROLE_NAMES, {"owner": owner, "runtime": runtime, "schema": schema})
                 cursor.execute(body)
         except DatabaseError as exc:
             raise CommandError(f"could not set up the roles (run this as a superuser): {exc}") from exc
         self.stdout.write(self.style.SUCCESS(
-            f"owner role {owner!r} owns the console's tables; runtime role {runtime!r} may read and write them but "
-            "only SELECT and INSERT the audit tables."))
+            f"owner role {owner!r} owns the console's schema {schema!r} and its tables; runtime role {runtime!r} may "
+            "read and write them and the WMS's tables but only SELECT and INSERT the audit tables; both find the "
+            f"console's tables through their search_path ({schema}, public) in this database."))
         self.stdout.write(f"Next: give both roles a password (ALTER ROLE {runtime} PASSWORD ...), run migrations as "
                           f"{owner!r}, and the console and qcluster with {runtime!r} in DATABASE_URL.")
