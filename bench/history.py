@@ -56,7 +56,7 @@ HISTORY_SQL = [
        SELECT %(base)s + g, %(base)s + g, 1, 'HT-' || (g %% 50000), 'BS-' || (1 + g %% 20000),
               'BD-' || (1 + (g + 7) %% 20000), 'COMPLETED', now() - interval '1 hour' - g * %(step)s::interval
        FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g""",
-    """INSERT INTO mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
+    """INSERT INTO public.mydo_job_finish (job_id, in_or_out, status, tray_code, cargo_space_id, target_cargo_space_id,
                                     created_at, updated_at, finished_at)
        SELECT 'TDY-' || (%(base)s + g) || '-' || (%(base)s + g), 28, 4, 'HT-' || (g %% 50000),
               'BS-' || (1 + g %% 20000), 'BD-' || (1 + (g + 7) %% 20000), t - interval '15 minutes', t, t
@@ -135,7 +135,7 @@ HISTORY_SQL = [
 ]
 
 # The history's tables: vacuumed and analysed after each build, as autovacuum would leave them.
-HISTORY_TABLES = ("alg.tidy_workflow", "alg.tidy_step", "mydo_job_finish", "alg.tidy_callback_event",
+HISTORY_TABLES = ("alg.tidy_workflow", "alg.tidy_step", "public.mydo_job_finish", "alg.tidy_callback_event",
                   "recovery_callbackreceipt", "recovery_recoverydecision", "recovery_recoverycycle",
                   "recovery_outboundhttprequest", "console_notification", "console_notificationacknowledgement",
                   "console_repairaudit")
