@@ -342,7 +342,11 @@ def _timed(action, requests: int, server) -> Timing:
     return Timing(statistics.median(times), cpu * 1000 / requests)
 
 
-def measure(requests: int) -> dict[str, Timing]:
+# Timed, but not a page: the scheduled work whose cost may follow the history it summarises.
+OFF_THE_REQUEST_PATH = {"analytics refresh (task)"}
+
+
+def measure(requests: int, only: set[str] | None = None) -> dict[str, Timing]:
     """Every page, /metrics, a recovery cycle and a callback: the median wall-clock time and the
     CPU (Django and PostgreSQL) per request. On a busy machine the wall-clock time varies with the
     load; the CPU far less."""
@@ -350,6 +354,7 @@ def measure(requests: int) -> dict[str, Timing]:
     from django.contrib.auth.models import User
     from django.test import Client
 
+    from console.analytics.tasks import refresh_analytics
     from recovery.engine.cycle import run_cycle
 
     client = Client()
@@ -357,7 +362,12 @@ def measure(requests: int) -> dict[str, Timing]:
     metrics_headers = {"Authorization": f"Bearer {settings.METRICS_TOKEN}"} if settings.METRICS_TOKEN else {}
     server = _server_processes()
     out, failed = {}, set()
+    # The analytics are computed off the request path (schedule tidy-analytics): the page reads the
+    # snapshot; the computation itself is timed apart, as the task the qcluster runs.
+    refresh_analytics()
     for name, (path, headers) in pages().items():
+        if only and name not in only:
+            continue
         headers = metrics_headers if path == "/metrics" else headers
 
         def get(path=path, headers=headers, name=name):
@@ -370,6 +380,10 @@ def measure(requests: int) -> dict[str, Timing]:
         out[name] = _timed(get, requests, server)
         if name in failed:
             out[name] = Timing(math.nan, math.nan)
+    if not only or "analytics refresh (task)" in only:
+        out["analytics refresh (task)"] = _timed(refresh_analytics, requests, server)
+    if only:
+        return out
     out["recovery cycle"] = _timed(run_cycle, requests, server)
     wcs = Client()
     token = {"Authorization": f"Bearer {settings.WCS_CALLBACK_TOKEN}"}
@@ -393,6 +407,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=15, help="timed requests per page and history")
     parser.add_argument("--database-url", help="run against this server (its WMS tables and journals are emptied)")
     parser.add_argument("--plans", action="store_true", help="print the history-bounded statements' plans")
+    parser.add_argument("--pages", help="time only these pages, comma-separated names as printed (e.g. "
+                                        "'analytics,search by space,notifications'); default every page, "
+                                        "/metrics, a cycle and a callback")
     args = parser.parse_args()
     if args.database_url:
         os.environ["DATABASE_URL"] = args.database_url
@@ -428,7 +445,8 @@ def main() -> None:
             if args.plans:
                 for name, text in history_bounded_plans().items():
                     print(f"--- {name}\n{text}")
-            results[label] = measure(args.requests)
+            results[label] = measure(args.requests, {p.strip() for p in args.pages.split(",")} if args.pages
+                                     else None)
         print(f"\n{args.requests} requests each; small = {args.small:,}, large = {args.large:,} completed "
               f"workflows; wall: median ms, CPU: ms per request (Django + PostgreSQL); goal large/small <= 1.5")
         print(f"{'':<24}{'wall small':>11}{'large':>8}{'ratio':>7}{'CPU small':>11}{'large':>8}{'ratio':>7}")
@@ -436,9 +454,10 @@ def main() -> None:
         for name in results["small"]:
             s, g = results["small"][name], results["large"][name]
             wall, cpu = g.wall_ms / s.wall_ms, g.cpu_ms / s.cpu_ms
-            worst = max(worst, cpu)
+            off_path = name in OFF_THE_REQUEST_PATH
+            worst = worst if off_path else max(worst, cpu)
             print(f"{name:<24}{s.wall_ms:>11.1f}{g.wall_ms:>8.1f}{wall:>6.2f}x{s.cpu_ms:>11.1f}{g.cpu_ms:>8.1f}"
-                  f"{cpu:>6.2f}x" + ("  OVER" if cpu > 1.5 else ""))
+                  f"{cpu:>6.2f}x" + ("  (off the request path)" if off_path else "  OVER" if cpu > 1.5 else ""))
         print(f"worst CPU ratio {worst:.2f}x; load average at the end {os.getloadavg()[0]:.2f}")
     finally:
         stop_private_database()

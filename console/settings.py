@@ -284,6 +284,9 @@ SILENCES_PER_USER_PER_HOUR = env_int("SILENCES_PER_USER_PER_HOUR", 30, minimum=1
 # --- notifications (console/notifications; docs/user-guide.md "Notifications") -------------------------
 # An unacknowledged notification escalates to shift leads after this long.
 ESCALATE_AFTER_MINUTES = env_int("ESCALATE_AFTER_MINUTES", 30, minimum=1)
+# The analytics page's figures are recomputed off the request path this often (schedule
+# tidy-analytics); the page reads the newest snapshot.
+ANALYTICS_REFRESH_MINUTES = env_int("ANALYTICS_REFRESH_MINUTES", 10, minimum=1, maximum=1440)
 NOTIFY_EMAIL_TO = env_list("NOTIFY_EMAIL_TO", [])
 NOTIFY_ESCALATE_EMAIL_TO = env_list("NOTIFY_ESCALATE_EMAIL_TO", [])
 NOTIFY_WEBHOOK_URL = env_str("NOTIFY_WEBHOOK_URL")

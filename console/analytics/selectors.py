@@ -3,17 +3,21 @@ opened -> acknowledged) and time to resolve (paused -> resumed, completed or can
 with counts, by reason code, aisle (SPACE_CODE_PATTERN) and shift (SHIFT_STARTS), over 7 and 30
 days, and per week. The percentiles are computed in PostgreSQL (percentile_cont,
 analytics_sql.ANALYTICS_*); this module gives them the aisles and the shifts and shapes the rows.
-Three queries, whatever the history's size.
+Three queries, whatever the history's size, run off the request path: the schedule tidy-analytics
+(console.analytics.tasks) stores their rows as a snapshot every ANALYTICS_REFRESH_MINUTES, and the
+page and its CSV shape the newest one (newest_snapshot).
 """
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext, gettext_lazy
 
 from console.analytics import sql as analytics_sql
+from console.models import AnalyticsSnapshot
 from console.rack_map.drawing import parse_code
 from console.readers import fetch_dicts, fetch_rows
 from console.readers.shifts import shift_starts, warehouse_zone
@@ -128,18 +132,42 @@ def _stat(row: dict) -> Stat:
 
 def analytics(*, now: datetime) -> Analytics:
     """Both metrics: over the last 7 and 30 days (by start), overall and by reason, aisle and shift,
-    and the last TREND_WEEKS weeks' trend. Read in one transaction without JIT (ANALYTICS_SETTINGS)."""
+    and the last TREND_WEEKS weeks' trend, computed now (the task's work: the page reads a snapshot)."""
+    return shaped(now=now, figures=compute_figures(now=now))
+
+
+def compute_figures(*, now: datetime) -> dict:
+    """The rows of the analytics statements for `now`, as JSON (what a snapshot stores). Read in one
+    transaction without JIT (ANALYTICS_SETTINGS)."""
     with transaction.atomic(using=read_alias()):
         fetch_rows(analytics_sql.ANALYTICS_SETTINGS, {})
-        return _analytics(now=now)
+        window_since = now - timedelta(days=max(WINDOWS))
+        spaces = [row[0] for row in fetch_rows(analytics_sql.ANALYTICS_SPACES, {"since": window_since})]
+        percentiles = fetch_dicts(analytics_sql.ANALYTICS_PERCENTILES,
+                                  _params(now=now, since=window_since, spaces=spaces))
+        # The trend from the Monday TREND_WEEKS - 1 weeks before this week's (warehouse time).
+        local_today = now.astimezone(warehouse_zone()).date()
+        first_monday = local_today - timedelta(days=local_today.weekday(), weeks=TREND_WEEKS - 1)
+        trend_since = datetime.combine(first_monday, datetime.min.time(), tzinfo=warehouse_zone())
+        weekly = fetch_dicts(analytics_sql.ANALYTICS_WEEKLY, _params(now=now, since=trend_since, spaces=[]))
+    return {"first_monday": first_monday.isoformat(),
+            "percentiles": [{k: _json_value(v) for k, v in r.items()} for r in percentiles],
+            "weekly": [{k: _json_value(v) for k, v in r.items()} for r in weekly]}
 
 
-def _analytics(*, now: datetime) -> Analytics:
-    window_since = now - timedelta(days=max(WINDOWS))
-    spaces = [row[0] for row in fetch_rows(analytics_sql.ANALYTICS_SPACES, {"since": window_since})]
+def _json_value(value):
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    return value
+
+
+def shaped(*, now: datetime, figures: dict) -> Analytics:
+    """The page's figures from a computation's rows (compute_figures), labelled in the reader's language."""
     reports = {m: MetricReport(m, Row("", ""), [Breakdown(d, []) for d in DIMENSIONS], []) for m in METRICS}
     found: dict[tuple[str, str, str], Row] = {}
-    for row in fetch_dicts(analytics_sql.ANALYTICS_PERCENTILES, _params(now=now, since=window_since, spaces=spaces)):
+    for row in figures["percentiles"]:
         report = reports[row["metric"]]
         if row["dimension"] == "all":
             report.overall.windows[row["days"]] = _stat(row)
@@ -149,12 +177,8 @@ def _analytics(*, now: datetime) -> Analytics:
             found[key] = Row(row["key"], _label(row["dimension"], row["key"]))
             next(b for b in report.breakdowns if b.dimension == row["dimension"]).rows.append(found[key])
         found[key].windows[row["days"]] = _stat(row)
-    # The trend from the Monday TREND_WEEKS - 1 weeks before this week's (warehouse time).
-    local_today = now.astimezone(warehouse_zone()).date()
-    first_monday = local_today - timedelta(days=local_today.weekday(), weeks=TREND_WEEKS - 1)
-    trend_since = datetime.combine(first_monday, datetime.min.time(), tzinfo=warehouse_zone())
-    weekly = {(r["metric"], r["week"]): _stat(r)
-              for r in fetch_dicts(analytics_sql.ANALYTICS_WEEKLY, _params(now=now, since=trend_since, spaces=[]))}
+    first_monday = date.fromisoformat(figures["first_monday"])
+    weekly = {(r["metric"], date.fromisoformat(r["week"])): _stat(r) for r in figures["weekly"]}
     for metric, report in reports.items():
         report.weeks = [Week(first_monday + timedelta(weeks=i), weekly.get((metric, first_monday + timedelta(weeks=i)),
                                                                            EMPTY))
@@ -162,6 +186,21 @@ def _analytics(*, now: datetime) -> Analytics:
         for breakdown in report.breakdowns:
             breakdown.rows.sort(key=lambda r: (r.key == "", r.key))
     return Analytics(now=now, metrics=list(reports.values()))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    report: Analytics
+    computed_at: datetime
+
+
+def newest_snapshot() -> Snapshot | None:
+    """The newest computation of the figures (None: none yet). One row read by
+    analytics_snapshot_newest_idx: the page never reads the pause or notification history."""
+    row = AnalyticsSnapshot.objects.order_by("-computed_at", "-id").first()
+    if row is None:
+        return None
+    return Snapshot(report=shaped(now=row.computed_at, figures=row.figures), computed_at=row.computed_at)
 
 
 def csv_rows(report: Analytics):

@@ -42,6 +42,17 @@ class SearchForm(forms.Form):
                         validators=[no_control_characters],
                         help_text=gettext_lazy("Exact workflow id, job id (TDY-…), tray code or cargo space; "
                                                "scans welcome"))
+    # The "Older results" position: the workflows below this id.
+    before = forms.CharField(required=False, max_length=40, strip=False)
+
+    def clean_before(self) -> int | None:
+        text = self.cleaned_data.get("before")
+        if not text:
+            return None
+        if not is_ascii_int(text, minimum=1):
+            raise ValidationError(gettext("the value must be a whole number written with the digits 0-9"),
+                                  code="invalid")
+        return int(text)
 
 
 SHIFT_PARAM = re.compile(r"(\d{4}-\d{2}-\d{2})@(\d{2}:\d{2})")

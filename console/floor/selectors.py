@@ -145,7 +145,7 @@ def active_workflows_page(*, filters: ActiveFilters, page_size: int = PAGE_SIZE)
 
 # --- search in every status ------------------------------------------------------------------
 
-SEARCH_LIMIT = 100
+SEARCH_PAGE = 20  # workflows a search page shows, newest first; "Older results" pages on
 
 
 @dataclass(frozen=True)
@@ -172,26 +172,30 @@ class SearchHit:
 class SearchResult:
     q: str
     hits: list[SearchHit]
-    truncated: bool  # more than SEARCH_LIMIT workflows matched
+    before: int | None  # the page shows the workflows below this id (None: the newest)
+    older: int | None  # the next page's `before` when older workflows match too, else None
 
     @property
     def single(self) -> SearchHit | None:
-        return self.hits[0] if len(self.hits) == 1 else None
+        """The one workflow matching q, when the whole answer is that one."""
+        return self.hits[0] if len(self.hits) == 1 and self.before is None and self.older is None else None
 
 
-def search_workflows(*, q: str, limit: int = SEARCH_LIMIT) -> SearchResult:
-    """Workflows in any status whose id, job id, tray or space (any step, or a lock) is exactly q."""
+def search_workflows(*, q: str, before: int | None = None, limit: int = SEARCH_PAGE) -> SearchResult:
+    """Workflows in any status whose id, job id, tray or space (any step, or a lock) is exactly q:
+    one page of `limit`, newest first, below workflow id `before` when given."""
     job = TIDY_JOB_ID.fullmatch(q)
     params = {
         "q": q,
         "q_id": int(q) if q.isdigit() and len(q) < 19 else None,
         "job_workflow": int(job.group(1)) if job else None,
         "job_step": int(job.group(2)) if job else None,
+        "before": before,
         "limit": limit + 1,
     }
     rows = fetch_dicts(floor_sql.SEARCH_WORKFLOWS, params)
     hits = [SearchHit(**{**r, "matched": tuple(r["matched"])}) for r in rows[:limit]]
-    return SearchResult(q=q, hits=hits, truncated=len(rows) > limit)
+    return SearchResult(q=q, hits=hits, before=before, older=hits[-1].workflow_id if len(rows) > limit else None)
 
 
 

@@ -60,7 +60,9 @@ ACTIVE_WHERE_BEFORE_CURSOR = "AND (a.since, a.workflow_id) < (%(cursor_at)s, %(c
 # Search in every status: %(q)s is compared exactly with tray codes, source and target spaces of
 # any step (finished ones included) and locked spaces; %(q_id)s is the workflow id when q is a
 # number; %(job_workflow)s/%(job_step)s the parts of a TDY-<w>-<s> job id. Each branch reads
-# one index; `matched` says which ones hit.
+# one index; `matched` says which ones hit. One page, newest (highest id) first: %(limit)s
+# workflows with an id below %(before)s (NULL: the newest); only the page's workflows are then
+# read from alg.tidy_workflow and shown, however many a busy space has seen.
 SEARCH_WORKFLOWS = """
 WITH hits AS (
     SELECT workflow_id, 'workflow id' AS matched
@@ -87,6 +89,15 @@ WITH hits AS (
     SELECT workflow_id, 'locked space'
     FROM alg.tidy_space_lock
     WHERE cargo_space_id = %(q)s                            -- tidy_space_lock_cargo_space_id_key
+),
+page AS (
+    SELECT h.workflow_id,
+           array_agg(DISTINCT h.matched ORDER BY h.matched) AS matched
+    FROM hits AS h
+    WHERE (%(before)s::bigint IS NULL OR h.workflow_id < %(before)s::bigint)
+    GROUP BY h.workflow_id
+    ORDER BY h.workflow_id DESC
+    LIMIT %(limit)s
 )
 SELECT w.workflow_id,
        w.status,
@@ -95,11 +106,9 @@ SELECT w.workflow_id,
        w.created_at,
        w.updated_at,
        w.completed_at,
-       array_agg(DISTINCT h.matched ORDER BY h.matched) AS matched
-FROM hits AS h
+       p.matched
+FROM page AS p
 JOIN alg.tidy_workflow AS w
-  ON w.workflow_id = h.workflow_id
-GROUP BY w.workflow_id
+  ON w.workflow_id = p.workflow_id                          -- tidy_workflow_pkey
 ORDER BY w.workflow_id DESC
-LIMIT %(limit)s
 """

@@ -33,7 +33,7 @@ def search(request):
         return render(request, "floor/search.html", {"form": form, "q": "", "result": None,
                                                        "field_errors": field_errors(form)}, status=400)
     q = form.cleaned_data["q"]
-    result = floor.search_workflows(q=q) if q else None
+    result = floor.search_workflows(q=q, before=form.cleaned_data["before"]) if q else None
     if result is not None and result.single is not None:
         # A scanned code that names exactly one workflow opens it.
         return HttpResponseRedirect(reverse("workflow-detail", args=[result.single.workflow_id]))

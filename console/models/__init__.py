@@ -259,3 +259,19 @@ class BreakGlassSignIn(models.Model):
 
     def __str__(self):
         return f"break-glass sign-in of {self.username} at {self.at}"
+
+
+class AnalyticsSnapshot(models.Model):
+    """One computation of the analytics page's figures (console.analytics, schedule
+    tidy-analytics): the rows of its statements as they came, labels rendered when read. The page
+    reads the newest; the task keeps the newest few."""
+
+    computed_at = models.DateTimeField(help_text="the `now` the figures were computed for")
+    duration_ms = models.FloatField(default=0, help_text="how long the computation took")
+    figures = models.JSONField(help_text="percentile and weekly rows, and the trend's first Monday")
+
+    class Meta:
+        indexes = [models.Index(fields=["-computed_at"], name="analytics_snapshot_newest_idx")]
+
+    def __str__(self):
+        return f"analytics as of {self.computed_at:%Y-%m-%d %H:%M}"

@@ -66,6 +66,9 @@ class Notification(models.Model):
         indexes = [
             models.Index(fields=["state", "-opened_at"], name="notification_state_idx"),
             models.Index(fields=["event", "-opened_at"], name="notification_event_idx"),
+            # The list's capped per-state counts of one event: at most STATE_COUNT_CAP + 1 entries
+            # of (event, state) read, however long the history.
+            models.Index(fields=["event", "state"], name="notification_event_state_idx"),
             # The analytics windows and their spaces: the notifications opened since a time.
             models.Index(fields=["opened_at"], name="notification_opened_idx"),
             # The case file: a workflow's own notifications, and a group's whose members include it

@@ -4,11 +4,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from console.models import ChannelState, ChannelTestMessage, Notification, NotificationDelivery, Silence
+from console.notifications import sql
 from console.notifications.channels.config import Channel
 from console.notifications.events import (  # noqa: F401 (re-exported)
     SPECS,
@@ -22,6 +24,7 @@ from console.readers import Cursor, keyset_slice
 from recovery.engine.decisions import PAUSE_REASONS
 
 PAGE_LIMIT = 200
+STATE_COUNT_CAP = 1000  # the list counts each state up to here, and shows "1,000+" beyond
 
 
 def open_notification_counts() -> dict[str, int]:
@@ -34,19 +37,25 @@ def open_notification_counts() -> dict[str, int]:
     return counts
 
 
-def state_counts(*, event: str = "") -> dict[str, int]:
-    """Notifications per state (open, acknowledged, resolved), of one event or all."""
-    qs = Notification.objects.filter(event=event) if event else Notification.objects.all()
-    counts = dict.fromkeys(Notification.State.values, 0)
-    for row in qs.values("state").annotate(n=Count("pk")).order_by():
-        counts[row["state"]] = row["n"]
-    return counts
+def state_counts(*, event: str = "") -> dict[str, str]:
+    """Notifications per state (open, acknowledged, resolved), of one event or all, as the list
+    shows them: each counted up to STATE_COUNT_CAP (reading at most one more entry of an index),
+    "1,000+" beyond it."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.NOTIFICATION_STATE_COUNTS, {"event": event, "cap": STATE_COUNT_CAP + 1})
+        counted = dict(zip([c.name for c in cursor.description], cursor.fetchone(), strict=True))
+    return {state: capped_count(counted[state]) for state in Notification.State.values}
+
+
+def capped_count(n: int) -> str:
+    """A count read with a cap, as a page shows it: the number, or "1,000+" beyond the cap."""
+    return f"{STATE_COUNT_CAP:,}+" if n > STATE_COUNT_CAP else str(n)
 
 
 @dataclass
 class NotificationsPage:
     rows: list[Notification]
-    state_counts: dict[str, int]
+    state_counts: dict[str, str]
     limited: bool
 
 

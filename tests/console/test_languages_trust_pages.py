@@ -80,12 +80,14 @@ def test_the_case_file_speaks_chinese(wms, client, personas, settings):
 
 
 def test_the_analytics_speak_chinese(wms, client, personas, audit_truncate_allowed):
+    from console.analytics.tasks import refresh_analytics
     from recovery.demo.warehouse import WarehouseBuilder
 
     pause(WarehouseBuilder(), "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=5), ended_after=10)
     pause(WarehouseBuilder(space_prefix="B"), "RECOVERY_JOB_MISMATCH", datetime.now(UTC) - timedelta(hours=3))
     with connection.cursor() as cursor:  # a space the pattern does not split
         cursor.execute("UPDATE alg.tidy_step SET cargo_space_id = 'DOCK-7' WHERE cargo_space_id LIKE 'B%%'")
+    refresh_analytics()  # the page reads the newest computation (schedule tidy-analytics)
     client.force_login(personas["shiftlead"])
     html = zh(client, "/analytics/")
     assert_chinese(html, "暂停等待人工处理的时长", "确认用时", "解决用时", "按巷道", "按班次", "逐周", "最近 7 天",

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from console.analytics.schedule import ensure_analytics_schedule
 from console.notifications.schedule import ensure_notification_schedule
 from recovery.runtime.retention import ensure_retention_schedule
 from recovery.runtime.schedule import ensure_recovery_schedule
@@ -35,6 +36,7 @@ class Command(BaseCommand):
             ("declaring the recovery schedule", ensure_recovery_schedule),
             ("declaring the journal retention schedule", ensure_retention_schedule),
             ("declaring the notification schedule", ensure_notification_schedule),
+            ("declaring the analytics schedule", ensure_analytics_schedule),
         ]
         for what, step in steps:
             self.stdout.write(f"release: {what} ...", ending="")

@@ -10,8 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from console.analytics.selectors import analytics
-from console.models import Notification
+from console.analytics.schedule import SCHEDULE_NAME, ensure_analytics_schedule
+from console.analytics.selectors import analytics, compute_figures, newest_snapshot, shaped
+from console.analytics.services import KEEP_SNAPSHOTS
+from console.analytics.tasks import refresh_analytics
+from console.models import AnalyticsSnapshot, Notification
 from recovery.demo.warehouse import WarehouseBuilder
 from recovery.models import RecoveryDecision
 
@@ -143,6 +146,7 @@ def lead_client(client, personas):
 
 def test_the_page_and_the_csv(wms, audit_truncate_allowed, lead_client):
     pause(WarehouseBuilder(), "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=5), ended_after=10)
+    refresh_analytics()
     page = lead_client.get("/analytics/")
     assert page.status_code == 200
     body = page.content.decode()
@@ -161,6 +165,7 @@ def test_the_csv_says_the_same_in_seconds(wms, audit_truncate_allowed, lead_clie
     recent = datetime.now(UTC) - timedelta(hours=5)
     pause(builder, "RECOVERY_JOB_MISSING", recent, ended_after=10)
     pause(builder, "RECOVERY_JOB_MISSING", recent, ended_after=30)
+    refresh_analytics()
     rows = list(csv.reader(io.StringIO(b"".join(lead_client.get("/analytics/?format=csv").streaming_content)
                                        .decode())))
     assert ["resolve", "7", "all", "", "2", "0", "1200.0", "1680.0"] in rows
@@ -190,17 +195,85 @@ def test_bad_input_is_a_400_naming_the_field(lead_client, query):
     assert response.status_code == 400 and "format: " in response.content.decode()
 
 
-def test_the_page_reads_a_fixed_number_of_queries(wms, lead_client):
+# The tables the analytics statements read: the page itself never reads them (design §16).
+HISTORY_TABLES = ("recovery_recoverydecision", "console_notification", "console_repairaudit", "tidy_workflow",
+                  "tidy_step")
+
+
+def test_the_page_and_the_csv_read_the_snapshot_never_the_history(wms, lead_client):
     builder = WarehouseBuilder()
     pause(builder, "RECOVERY_JOB_MISSING", datetime.now(UTC) - timedelta(hours=2), ended_after=3)
-    with CaptureQueriesContext(connection) as few:
-        assert lead_client.get("/analytics/").status_code == 200
-    for i in range(20):
-        pause(WarehouseBuilder(space_prefix="CDEFGHIJKLMNOPQRSTUV"[i]), f"REASON_{i}",
-              datetime.now(UTC) - timedelta(hours=3), ended_after=i)
-    with CaptureQueriesContext(connection) as many:
-        assert lead_client.get("/analytics/").status_code == 200
-    assert len(many.captured_queries) == len(few.captured_queries)
+    refresh_analytics()
+    for path in ("/analytics/", "/analytics/?format=csv"):
+        with CaptureQueriesContext(connection) as captured:
+            response = lead_client.get(path)
+            if path.endswith("csv"):
+                b"".join(response.streaming_content)
+        assert response.status_code == 200
+        read = [q["sql"] for q in captured.captured_queries if any(t in q["sql"] for t in HISTORY_TABLES)]
+        assert read == [], read
+        assert any("console_analyticssnapshot" in q["sql"] for q in captured.captured_queries)
+
+
+def test_the_task_stores_what_the_statements_computed(history, wms, monkeypatch):
+    """The snapshot the task writes (through JSON, read back) gives the same figures as the
+    statements run directly on the same data (`history`: analytics(now=NOW))."""
+    assert shaped(now=NOW, figures=compute_figures(now=NOW)) == history
+    monkeypatch.setattr("console.analytics.tasks.timezone.now", lambda: NOW)
+    refresh_analytics()
+    snapshot = newest_snapshot()
+    assert snapshot.computed_at == NOW and snapshot.report == history
+    assert stat(snapshot.report, "resolve", 7) == (6, 1, 35.0, 90.0)  # not an empty report
+
+
+def test_the_task_keeps_the_newest_few(wms):
+    for _ in range(KEEP_SNAPSHOTS + 2):
+        refresh_analytics()
+    assert AnalyticsSnapshot.objects.count() == KEEP_SNAPSHOTS
+    assert newest_snapshot().computed_at == AnalyticsSnapshot.objects.latest("computed_at").computed_at
+
+
+def test_the_page_says_when_it_was_computed_in_both_languages(wms, lead_client, settings):
+    settings.ANALYTICS_REFRESH_MINUTES = 10
+    refresh_analytics()
+    AnalyticsSnapshot.objects.update(computed_at=datetime(2026, 3, 10, 14, 10, tzinfo=UTC))
+    body = lead_client.get("/analytics/").content.decode()
+    assert "As of 2026-03-10 14:10 warehouse time, refreshed every 10 min." in body
+    body = lead_client.get("/analytics/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "截至仓库时间 2026-03-10 14:10，每 10 分钟刷新一次。" in body
+
+
+def test_without_a_snapshot_the_page_answers_at_once_and_queues_one_computation(wms, lead_client):
+    from django_q.models import OrmQ, Schedule
+
+    schedule = ensure_analytics_schedule()
+    Schedule.objects.filter(pk=schedule.pk).update(next_run=datetime.now(UTC) + timedelta(minutes=9))
+    with CaptureQueriesContext(connection) as captured:
+        response = lead_client.get("/analytics/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "The figures are being computed" in body and 'id="analytics-as-of"' not in body
+    assert not [q["sql"] for q in captured.captured_queries if any(t in q["sql"] for t in HISTORY_TABLES)]
+    # Its next run is now: the scheduler starts it at its next look; asking again queues no second one.
+    (row,) = Schedule.objects.filter(name=SCHEDULE_NAME)
+    assert row.next_run <= datetime.now(UTC)
+    assert lead_client.get("/analytics/").status_code == 200
+    assert Schedule.objects.filter(name=SCHEDULE_NAME).count() == 1 and OrmQ.objects.count() == 0
+    body = lead_client.get("/analytics/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "正在计算这些数据" in body
+    # Once computed, the figures are there.
+    refresh_analytics()
+    assert 'id="analytics-as-of"' in lead_client.get("/analytics/").content.decode()
+
+
+def test_the_schedule_is_declared_once_with_the_refresh_interval(wms, settings):
+    from django_q.models import Schedule
+
+    settings.ANALYTICS_REFRESH_MINUTES = 15
+    ensure_analytics_schedule()
+    ensure_analytics_schedule()
+    (row,) = Schedule.objects.filter(name=SCHEDULE_NAME)
+    assert (row.func, row.minutes, row.repeats) == ("console.analytics.tasks.refresh_analytics", 15, -1)
 
 
 def test_a_new_action_that_resolves_a_pause_ends_its_time_to_resolve_from_its_spec(wms, monkeypatch,

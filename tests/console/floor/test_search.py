@@ -99,3 +99,53 @@ def test_it_refuses_users_without_a_role(history, client, personas):
     assert response.status_code == 403
     html = response.content.decode()
     assert "navsearch" not in html and 'href="/paused/"' not in html
+
+
+# --- pages: 20 a page, newest first, keyset by workflow id (design §16: cost independent of history)
+
+
+def a_busy_space(wms, space: str, count: int) -> list[int]:
+    """`count` completed workflows whose first step took a tray from `space`, oldest first."""
+    ids = []
+    for _ in range(count):
+        built = wms.workflow(moves=[wms.move()], step_statuses=["COMPLETED"], status="COMPLETED", lock=False)
+        ids.append(built.workflow_id)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE alg.tidy_step SET cargo_space_id = %s WHERE workflow_id = ANY(%s)", [space, ids])
+    return ids
+
+
+def test_a_busy_space_is_shown_twenty_a_page_newest_first(history, wms, supervisor_client):
+    ids = a_busy_space(wms, "BUSY-01", 45)
+    newest = sorted(ids, reverse=True)
+    first = search_workflows(q="BUSY-01")
+    assert [h.workflow_id for h in first.hits] == newest[:20] and first.older == newest[19]
+    second = search_workflows(q="BUSY-01", before=first.older)
+    assert [h.workflow_id for h in second.hits] == newest[20:40] and second.older == newest[39]
+    third = search_workflows(q="BUSY-01", before=second.older)
+    assert [h.workflow_id for h in third.hits] == newest[40:] and third.older is None
+
+    html = supervisor_client.get(SEARCH, {"q": "BUSY-01"}).content.decode()
+    assert html.count('class="wf"') == 20
+    assert "Showing 20 workflows matching “BUSY-01”, newest first." in html
+    assert f'href="/search/?q=BUSY-01&amp;before={newest[19]}">Older results →</a>' in html
+    html = supervisor_client.get(SEARCH, {"q": "BUSY-01", "before": str(newest[39])}).content.decode()
+    assert html.count('class="wf"') == 5 and "Older results" not in html
+    assert 'href="/search/?q=BUSY-01">Newest</a>' in html
+
+    html = supervisor_client.get(SEARCH, {"q": "BUSY-01"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "显示 20 个匹配“BUSY-01”的工作流，最新的在前。" in html and "更早的结果 →" in html
+
+
+def test_an_older_page_of_one_workflow_lists_it_rather_than_opening_it(history, wms, supervisor_client):
+    ids = a_busy_space(wms, "BUSY-02", 21)
+    response = supervisor_client.get(SEARCH, {"q": "BUSY-02", "before": str(sorted(ids)[1])})
+    assert response.status_code == 200 and response.content.decode().count('class="wf"') == 1
+
+
+@pytest.mark.parametrize("before", ["abc", "-1", "0", "1.5", "９", "99999999999999999999", "1\x00", " 1"])
+def test_a_hostile_position_is_a_400_naming_the_field(history, supervisor_client, before):
+    response = supervisor_client.get(SEARCH, {"q": "BUSY-01", "before": before})
+    assert response.status_code == 400
+    assert "before: " in response.content.decode()
+
