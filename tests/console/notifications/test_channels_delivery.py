@@ -95,8 +95,10 @@ url = "{hook.url}"
     settings.NOTIFY_GROUP_WAIT_SECONDS = 0  # (the wait is tested in test_groups.py) real time here:
     assert sorted(evaluate_notifications().opened) == keys  # the robots count by their own clocks
     report = deliver_pending()
-    # Slack takes one message a second: its other two wait for their second, in order.
-    assert (report.sent, report.failed) == (16, 0)
+    # Slack takes one message a second: its other two wait for their second, in order (a run that
+    # crosses into the next second sends one more; the spacing of its arrivals is asserted below).
+    assert report.failed == 0 and 1 <= len(slack.accepted) < 3
+    assert report.sent == 5 * 3 + len(slack.accepted)  # every other channel's three groups at once
     deadline = time.monotonic() + 10
     while len(slack.accepted) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
