@@ -20,6 +20,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
+from console.database import sql as database_sql
 from console.readers import sql as readers_sql
 from console.readers.recovery import stale_after
 
@@ -50,18 +51,20 @@ class ReadyFacts:
 def _connect() -> psycopg.Connection:
     s = connection.settings_dict
     options = dict(s.get("OPTIONS") or {})
-    pg_options = f"{options.pop('options', '')} -c statement_timeout={STATEMENT_TIMEOUT_MS}".strip()
     params = {
         "dbname": s["NAME"], "user": s["USER"] or None, "password": s["PASSWORD"] or None,
         "host": s["HOST"] or None, "port": s["PORT"] or None,
         **{k: v for k, v in options.items() if isinstance(v, str | int)},
-        "options": pg_options, "connect_timeout": CONNECT_TIMEOUT_SECONDS, "application_name": "tidy-health",
+        "connect_timeout": CONNECT_TIMEOUT_SECONDS, "application_name": "tidy-health",
     }
     return psycopg.connect(autocommit=True, **{k: v for k, v in params.items() if v is not None})
 
 
 def _read_facts(limit: float) -> ReadyFacts:
-    with _connect() as conn:
+    # The statement timeout is this transaction's (as a page's, console.database.timeouts), not a
+    # libpq startup option, which PgBouncer refuses.
+    with _connect() as conn, conn.transaction():
+        conn.execute(database_sql.SET_LOCAL_STATEMENT_TIMEOUT, {"milliseconds": str(STATEMENT_TIMEOUT_MS)})
         row = conn.execute(readers_sql.READY_RECOVERY_FACTS, {"stale_after_seconds": limit}).fetchone()
     return ReadyFacts(last_success_age=row[0], stale_shards=tuple(row[1])) if row else ReadyFacts(None)
 
